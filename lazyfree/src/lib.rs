@@ -1,0 +1,213 @@
+//! Lazy freeing (Redis's lazyfree.c and the lazy-free worker of bio.c).
+//!
+//! Deleting a key has two parts: unlinking it from the keyspace (always
+//! O(1), always on the main thread) and freeing its value, which costs one
+//! deallocation per allocation the value owns. A 1M-member hashtable set owns
+//! a million allocations; freeing them on the main thread stalls every client
+//! for as long as that takes (DEL). UNLINK instead hands the value to a
+//! background thread named `bio_lazy_free` and returns at once.
+//!
+//! Handing a value over is not free either (a queue push, a wake-up), so
+//! Redis only does it when the value is expensive to free: when its *free
+//! effort* (roughly, its number of allocations) exceeds LAZYFREE_THRESHOLD.
+//! A small value is freed inline even by UNLINK.
+//!
+//! Counters, as INFO memory shows them:
+//! - `lazyfree_pending_objects`: handed over, not yet freed;
+//! - `lazyfreed_objects`: freed by the thread since start (or CONFIG RESETSTAT).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use storage::dict::Dict;
+use storage::object::{RObj, Value};
+
+/// LAZYFREE_THRESHOLD: values whose free effort is above this many
+/// allocations are freed by the background thread; anything cheaper is freed
+/// inline, because the hand-over itself costs about as much.
+pub const LAZYFREE_THRESHOLD: usize = 64;
+
+/// The name the worker thread carries in /proc/PID/task/*/comm, as in Redis.
+pub const BIO_LAZY_FREE_THREAD_NAME: &str = "bio_lazy_free";
+
+/// lazyfreeGetFreeEffort: how many allocations freeing `obj` will touch.
+/// - a quicklist list: its number of nodes (each node is one listpack);
+/// - a hashtable set or hash, a skiplist zset: its number of elements;
+/// - anything else (strings, listpack/intset encodings): 1, a single block.
+pub fn lazyfree_get_free_effort(obj: &RObj) -> usize {
+    match &obj.value {
+        // A string is one allocation whatever its length.
+        Value::Str(_) => 1,
+    }
+}
+
+/// One unit of work for the background thread (a bio job).
+enum Job {
+    /// One value (UNLINK of a big key): lazyfreeFreeObject.
+    FreeObject(RObj),
+    /// A whole database (FLUSHALL/FLUSHDB ASYNC): lazyfreeFreeDatabase.
+    /// `count` is the number of keys, counted in the pending objects.
+    FreeDatabase {
+        dict: Dict<RObj>,
+        expires: Dict<i64>,
+        count: u64,
+    },
+}
+
+/// The counters shared between the main thread and the worker.
+#[derive(Default)]
+struct Counters {
+    /// lazyfree_objects: handed over, not yet freed.
+    pending: AtomicU64,
+    /// lazyfreed_objects: freed by the worker.
+    freed: AtomicU64,
+}
+
+/// The `bio_lazy_free` worker and its queue (bio.c BIO_LAZY_FREE).
+pub struct LazyFree {
+    queue: Sender<Job>,
+    counters: Arc<Counters>,
+    _thread: JoinHandle<()>,
+}
+
+impl LazyFree {
+    /// bioInit for the lazy-free worker: start the thread.
+    pub fn start() -> std::io::Result<LazyFree> {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let counters = Arc::new(Counters::default());
+        let worker_counters = Arc::clone(&counters);
+        let thread = std::thread::Builder::new()
+            .name(BIO_LAZY_FREE_THREAD_NAME.to_string())
+            .spawn(move || bio_process_background_jobs(rx, worker_counters))?;
+        Ok(LazyFree {
+            queue: tx,
+            counters,
+            _thread: thread,
+        })
+    }
+
+    /// freeObjAsync: free `obj` on the worker if it is expensive to free,
+    /// inline otherwise. Returns true when the value was handed over.
+    pub fn free_object_async(&self, obj: RObj) -> bool {
+        if lazyfree_get_free_effort(&obj) <= LAZYFREE_THRESHOLD {
+            drop(obj); // cheap: free it right here
+            return false;
+        }
+        self.counters.pending.fetch_add(1, Ordering::Relaxed);
+        if let Err(mpsc::SendError(job)) = self.queue.send(Job::FreeObject(obj)) {
+            // The worker is gone (only at exit): free inline instead.
+            self.counters.pending.fetch_sub(1, Ordering::Relaxed);
+            drop(job);
+            return false;
+        }
+        true
+    }
+
+    /// emptyDbAsync: the caller already put fresh empty dicts in place; the
+    /// old ones, with all their keys, are freed on the worker.
+    pub fn free_database_async(&self, dict: Dict<RObj>, expires: Dict<i64>) {
+        let count = dict.len() as u64;
+        self.counters.pending.fetch_add(count, Ordering::Relaxed);
+        let job = Job::FreeDatabase {
+            dict,
+            expires,
+            count,
+        };
+        if let Err(mpsc::SendError(job)) = self.queue.send(job) {
+            self.counters.pending.fetch_sub(count, Ordering::Relaxed);
+            drop(job);
+        }
+    }
+
+    /// lazyfreeGetPendingObjectsCount (INFO lazyfree_pending_objects).
+    pub fn pending_objects(&self) -> u64 {
+        self.counters.pending.load(Ordering::Relaxed)
+    }
+
+    /// lazyfreeGetFreedObjectsCount (INFO lazyfreed_objects).
+    pub fn freed_objects(&self) -> u64 {
+        self.counters.freed.load(Ordering::Relaxed)
+    }
+
+    /// lazyfreeResetStats (CONFIG RESETSTAT).
+    pub fn reset_stats(&self) {
+        self.counters.freed.store(0, Ordering::Relaxed);
+    }
+}
+
+/// bioProcessBackgroundJobs for BIO_LAZY_FREE: take jobs in FIFO order and
+/// free them. The drop is the whole job: this is where the million
+/// deallocations of a big set happen, off the main thread.
+fn bio_process_background_jobs(rx: Receiver<Job>, counters: Arc<Counters>) {
+    for job in rx {
+        let freed = match job {
+            Job::FreeObject(obj) => {
+                drop(obj);
+                1
+            }
+            Job::FreeDatabase {
+                dict,
+                expires,
+                count,
+            } => {
+                drop(dict);
+                drop(expires);
+                count
+            }
+        };
+        counters.pending.fetch_sub(freed, Ordering::Relaxed);
+        counters.freed.fetch_add(freed, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storage::object::StrValue;
+
+    fn string_obj(s: &str) -> RObj {
+        RObj::new(Value::Str(StrValue::Raw(s.as_bytes().to_vec())), 0)
+    }
+
+    #[test]
+    fn a_string_costs_one_allocation_to_free() {
+        assert_eq!(lazyfree_get_free_effort(&string_obj("x")), 1);
+        let big = RObj::new(Value::Str(StrValue::Raw(vec![0; 1 << 20])), 0);
+        assert_eq!(lazyfree_get_free_effort(&big), 1);
+    }
+
+    #[test]
+    fn cheap_values_are_freed_inline() {
+        let lf = LazyFree::start().unwrap();
+        assert!(!lf.free_object_async(string_obj("small")));
+        assert_eq!(lf.pending_objects(), 0);
+        assert_eq!(lf.freed_objects(), 0);
+    }
+
+    #[test]
+    fn a_database_is_freed_on_the_worker_and_counted() {
+        let lf = LazyFree::start().unwrap();
+        let mut dict = Dict::new();
+        for i in 0..1000 {
+            dict.insert(format!("k{i}").into_bytes().into_boxed_slice(), string_obj("v"));
+        }
+        lf.free_database_async(dict, Dict::new());
+        // The worker drains the queue; wait (bounded) for it.
+        for _ in 0..1000 {
+            if lf.freed_objects() == 1000 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert_eq!(lf.freed_objects(), 1000);
+        assert_eq!(lf.pending_objects(), 0);
+    }
+
+    #[test]
+    fn the_worker_thread_has_redis_name() {
+        let lf = LazyFree::start().unwrap();
+        assert_eq!(lf._thread.thread().name(), Some(BIO_LAZY_FREE_THREAD_NAME));
+    }
+}

@@ -1,0 +1,224 @@
+//! The event loop (Redis's ae.c + the loop parts of server.c).
+//!
+//! One thread, one loop. Each pass of `ae_process_events` is, top to bottom:
+//! 1. `before_sleep`: close clients marked for closing, write pending replies;
+//! 2. `poll()`, sleeping until a socket is ready or the next cron tick is due
+//!    (not at all if some client still has unread bytes);
+//! 3. handle the ready sockets: accept new clients, read and run commands,
+//!    write to clients whose sockets became writable again;
+//! 4. time events: `server_cron` when its tick is due.
+//!
+//! A slow command in step 3 delays everything after it: other clients' reads
+//! and writes, and cron (expiry, rehashing). That is the lesson of the seed
+//! experiments, and it is visible here: there is nowhere else for work to go.
+
+use std::io;
+use std::time::{Duration, Instant};
+
+use mio::{Events, Interest, Token};
+
+use crate::log::{server_log, LogLevel};
+use crate::networking::{
+    self, Client, CLIENT_CLOSE_ASAP, CLIENT_PENDING_READ, CLIENT_PENDING_WRITE,
+};
+use crate::server::{self, Server, LISTENER_TOKEN};
+
+/// MAX_ACCEPTS_PER_CALL: at most this many accepts per listener event, so a
+/// connection storm cannot monopolise a loop pass.
+pub const MAX_ACCEPTS_PER_CALL: usize = 1000;
+
+/// How many readiness events one poll() returns at most.
+const EVENTS_PER_POLL: usize = 1024;
+
+/// aeMain: run loop passes until shutdown.
+pub fn ae_main(srv: &mut Server) {
+    let mut events = Events::with_capacity(EVENTS_PER_POLL);
+    let mut next_cron = Instant::now() + server::cron_period(srv);
+    loop {
+        ae_process_events(srv, &mut events, &mut next_cron);
+    }
+}
+
+/// aeProcessEvents: one pass of the loop.
+pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut Instant) {
+    before_sleep(srv);
+
+    // Sleep until the next time event, or not at all when some client still
+    // has bytes waiting in its socket (see networking::read_query_from_client).
+    let timeout = if srv.clients_pending_read.is_empty() {
+        next_cron.saturating_duration_since(Instant::now())
+    } else {
+        Duration::ZERO
+    };
+    if let Err(e) = srv.poll.poll(events, Some(timeout)) {
+        if e.kind() != io::ErrorKind::Interrupted {
+            server_log(LogLevel::Warning, &format!("poll() failed: {e}"));
+        }
+    }
+    let pass_start = Instant::now();
+
+    // Clients left over from the previous pass read first (as the kernel
+    // would report them again with level-triggered epoll).
+    let pending: Vec<Token> = std::mem::take(&mut srv.clients_pending_read);
+    for token in pending {
+        handle_client_readable(srv, token);
+    }
+
+    for event in events.iter() {
+        let token = event.token();
+        if token == LISTENER_TOKEN || token.0 < srv.listeners.len() {
+            accept_tcp_handler(srv, token.0);
+            continue;
+        }
+        if event.is_readable() || event.is_read_closed() || event.is_error() {
+            handle_client_readable(srv, token);
+        }
+        if event.is_writable() {
+            handle_client_writable(srv, token);
+        }
+    }
+
+    // Time events run after all file events: a slow command delays cron too.
+    if Instant::now() >= *next_cron {
+        server::server_cron(srv);
+        *next_cron = Instant::now() + server::cron_period(srv);
+    }
+
+    srv.stats.eventloop_cycles += 1;
+    srv.stats.eventloop_duration_sum += pass_start.elapsed().as_micros() as u64;
+}
+
+/// beforeSleep: work done once per pass before waiting for events.
+fn before_sleep(srv: &mut Server) {
+    free_clients_in_async_free_queue(srv);
+    handle_clients_with_pending_writes(srv);
+    free_clients_in_async_free_queue(srv);
+}
+
+/// handleClientsWithPendingWrites: write each queued client directly; only
+/// a client whose socket is full gets a writable handler (see networking).
+fn handle_clients_with_pending_writes(srv: &mut Server) {
+    let pending: Vec<Token> = std::mem::take(&mut srv.clients_pending_write);
+    for token in pending {
+        let Some(mut c) = srv.clients.remove(&token) else {
+            continue;
+        };
+        c.flags &= !CLIENT_PENDING_WRITE;
+        if !c.has_flag(CLIENT_CLOSE_ASAP) {
+            if let Err(e) = networking::write_to_client(srv, &mut c) {
+                server_log(LogLevel::Verbose, &format!("Error writing to client: {e}"));
+                c.flags |= CLIENT_CLOSE_ASAP;
+            }
+        }
+        put_back_client(srv, c);
+    }
+}
+
+/// acceptTcpHandler: accept up to MAX_ACCEPTS_PER_CALL connections.
+fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
+    for _ in 0..MAX_ACCEPTS_PER_CALL {
+        let accepted = srv.listeners[listener_idx].accept();
+        let (stream, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                server_log(LogLevel::Warning, &format!("Accepting client connection: {e}"));
+                return;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let token = Token(srv.next_token);
+        srv.next_token += 1;
+        let id = srv.next_client_id;
+        srv.next_client_id += 1;
+        let mut c = Box::new(Client::new(id, token, stream, peer));
+        server_log(LogLevel::Verbose, &format!("Accepted {}", c.addr));
+
+        // maxclients: refuse with Redis's error, written directly.
+        if srv.clients.len() as u64 >= srv.config.maxclients {
+            use std::io::Write;
+            let _ = c.stream.write_all(b"-ERR max number of clients reached\r\n");
+            srv.stats.rejected_conn += 1;
+            continue;
+        }
+        if let Err(e) = srv
+            .poll
+            .registry()
+            .register(&mut c.stream, token, Interest::READABLE)
+        {
+            server_log(LogLevel::Warning, &format!("Error registering fd event for the new client: {e}"));
+            continue;
+        }
+        srv.stats.numconnections += 1;
+        srv.clients.insert(token, c);
+    }
+}
+
+/// A readable event: take the client out of the table, read and run its
+/// commands, put it back.
+fn handle_client_readable(srv: &mut Server, token: Token) {
+    let Some(mut c) = srv.clients.remove(&token) else {
+        return;
+    };
+    c.flags &= !CLIENT_PENDING_READ;
+    networking::read_query_from_client(srv, &mut c);
+    put_back_client(srv, c);
+}
+
+/// A writable event: the socket can take more of a pending reply.
+fn handle_client_writable(srv: &mut Server, token: Token) {
+    let Some(mut c) = srv.clients.remove(&token) else {
+        return;
+    };
+    if let Err(e) = networking::write_to_client(srv, &mut c) {
+        server_log(LogLevel::Verbose, &format!("Error writing to client: {e}"));
+        c.flags |= CLIENT_CLOSE_ASAP;
+    }
+    put_back_client(srv, c);
+}
+
+/// Return a client to the table after its turn, queueing what it needs next:
+/// a write before sleeping, another read next pass, or closing.
+pub fn put_back_client(srv: &mut Server, mut c: Box<Client>) {
+    let token = c.token;
+    if c.has_flag(CLIENT_CLOSE_ASAP) {
+        srv.clients_to_close.push(token);
+    } else {
+        if !c.reply.is_empty() && !c.has_flag(CLIENT_PENDING_WRITE) {
+            c.flags |= CLIENT_PENDING_WRITE;
+            srv.clients_pending_write.push(token);
+        }
+        if c.has_flag(CLIENT_PENDING_READ) {
+            srv.clients_pending_read.push(token);
+        }
+    }
+    srv.clients.insert(token, c);
+}
+
+/// freeClientsInAsyncFreeQueue: close the clients marked for closing.
+fn free_clients_in_async_free_queue(srv: &mut Server) {
+    let to_close: Vec<Token> = std::mem::take(&mut srv.clients_to_close);
+    for token in to_close {
+        free_client(srv, token);
+    }
+}
+
+/// freeClient: unregister and drop the connection.
+pub fn free_client(srv: &mut Server, token: Token) {
+    if let Some(mut c) = srv.clients.remove(&token) {
+        let _ = srv.poll.registry().deregister(&mut c.stream);
+        srv.clients_pending_write.retain(|t| *t != token);
+        srv.clients_pending_read.retain(|t| *t != token);
+        server_log(LogLevel::Verbose, &format!("Client closed: id={} addr={}", c.id, c.addr));
+    }
+}
+
+/// prepareForShutdown + exit: flush what can be flushed and leave.
+pub fn prepare_for_shutdown_and_exit(srv: &mut Server) -> ! {
+    server_log(LogLevel::Warning, "Redis is now ready to exit, bye bye...");
+    // Give clients with pending replies one last chance (the SHUTDOWN caller
+    // gets no reply in Redis either: the connection just closes).
+    let _ = srv;
+    std::process::exit(0);
+}

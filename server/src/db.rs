@@ -1,0 +1,677 @@
+//! The keyspace API and the key commands (Redis's db.c).
+//!
+//! Every command reaches keys through the lookup functions at the top of this
+//! file, never through the dicts directly, because a lookup is where Redis
+//! does its bookkeeping: lazy expiry (a key past its TTL is deleted on the
+//! spot), keyspace hits/misses, and the LRU clock of the object.
+
+use storage::object::RObj;
+
+use crate::networking::Client;
+use crate::server::Server;
+
+// ---- lookups (db.c lookupKey*) ----
+
+/// expireIfNeeded: delete `key` if its TTL has passed. Returns true when the
+/// key is (now) gone because it had expired.
+pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
+    let now = srv.cmd_time_snapshot;
+    if !srv.dbs[dbid].key_is_expired(key, now) {
+        return false;
+    }
+    delete_expired_key(srv, dbid, key);
+    true
+}
+
+/// deleteExpiredKeyAndPropagate: the key expired; remove it and count it.
+pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
+    let old = srv.dbs[dbid].delete(key);
+    drop(old);
+    srv.stats.expiredkeys += 1;
+}
+
+/// lookupKeyRead: the value for a read, after lazy expiry; counts a
+/// keyspace hit or miss and touches the object's LRU clock.
+pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
+    expire_if_needed(srv, dbid, key);
+    let lru = srv.lruclock;
+    match srv.dbs[dbid].dict.find(key) {
+        Some(o) => {
+            srv.stats.keyspace_hits += 1;
+            o.lru = lru;
+            Some(o)
+        }
+        None => {
+            srv.stats.keyspace_misses += 1;
+            None
+        }
+    }
+}
+
+/// lookupKeyWrite: the value for a write, after lazy expiry; no hit/miss
+/// accounting.
+pub fn lookup_key_write<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
+    expire_if_needed(srv, dbid, key);
+    let lru = srv.lruclock;
+    let o = srv.dbs[dbid].dict.find(key)?;
+    o.lru = lru;
+    Some(o)
+}
+
+/// Does the key exist (after lazy expiry), without touching stats or LRU
+/// (lookupKeyReadWithFlags with LOOKUP_NOTOUCH | LOOKUP_NOSTATS).
+pub fn key_exists(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
+    expire_if_needed(srv, dbid, key);
+    srv.dbs[dbid].dict.get(key).is_some()
+}
+
+/// setKey: store `val` under `key` (replacing any value). The TTL is removed
+/// unless `keep_ttl`. The old value, if any, is freed here.
+pub fn set_key(srv: &mut Server, dbid: usize, key: &[u8], val: RObj, keep_ttl: bool) {
+    let old = srv.dbs[dbid].set_value(key, val, keep_ttl);
+    drop(old);
+    signal_modified_key(srv, dbid, key);
+}
+
+/// dbAdd: the caller checked that the key is absent.
+pub fn db_add(srv: &mut Server, dbid: usize, key: &[u8], val: RObj) {
+    srv.dbs[dbid].add(key.into(), val);
+    signal_modified_key(srv, dbid, key);
+}
+
+/// dbSyncDelete: remove the key and free its value on this thread.
+/// Returns whether the key existed.
+pub fn db_sync_delete(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
+    match srv.dbs[dbid].delete(key) {
+        Some(val) => {
+            drop(val);
+            true
+        }
+        None => false,
+    }
+}
+
+/// signalModifiedKey: the hook for WATCH and client-side caching (both come
+/// with later issues); every write to a key passes through here.
+pub fn signal_modified_key(_srv: &mut Server, _dbid: usize, _key: &[u8]) {}
+
+/// A new object with the current LRU clock.
+pub fn new_object(srv: &Server, value: storage::object::Value) -> RObj {
+    RObj::new(value, srv.lruclock)
+}
+
+/// lookupKeyReadWithFlags(LOOKUP_NOTOUCH): a read lookup that counts a
+/// keyspace hit or miss but leaves the object's LRU clock alone. EXISTS,
+/// TYPE and SCAN's TYPE filter look keys up this way: asking whether a key
+/// exists is not "using" it.
+pub fn lookup_key_read_notouch<'a>(
+    srv: &'a mut Server,
+    dbid: usize,
+    key: &[u8],
+) -> Option<&'a mut RObj> {
+    expire_if_needed(srv, dbid, key);
+    match srv.dbs[dbid].dict.find(key) {
+        Some(o) => {
+            srv.stats.keyspace_hits += 1;
+            Some(o)
+        }
+        None => {
+            srv.stats.keyspace_misses += 1;
+            None
+        }
+    }
+}
+
+/// dbGenericDelete: remove `key` from the keyspace (and its TTL). Returns
+/// whether the key existed.
+///
+/// `lazy` is the DEL / UNLINK difference. Today both free the value right
+/// here on the main thread. The hook for lazy freeing is this branch: the
+/// lazyfree crate will hand values whose free effort exceeds
+/// LAZYFREE_THRESHOLD (64 allocations) to the `bio_lazy_free` thread,
+/// as Redis's lazyfree.c freeObjAsync does; the key and dict entry are
+/// always freed synchronously.
+pub fn db_delete(srv: &mut Server, dbid: usize, key: &[u8], lazy: bool) -> bool {
+    let Some(val) = srv.dbs[dbid].delete(key) else {
+        return false;
+    };
+    if lazy {
+        // redis: lazyfree.c freeObjAsync -- for now, freed inline too.
+        drop(val);
+    } else {
+        // dbSyncDelete: every allocation of the value is freed right now.
+        drop(val);
+    }
+    true
+}
+
+/// getIntFromObjectOrReply with no custom message: a long long that must
+/// also fit in a C int (SELECT, MOVE, COPY ... DB).
+pub fn get_int_from_arg(arg: &[u8]) -> Result<i32, &'static str> {
+    let v = storage::util::string2ll(arg).ok_or("ERR value is not an integer or out of range")?;
+    i32::try_from(v)
+        .map_err(|_| "ERR value is out of range, value must between -2147483648 and 2147483647")
+}
+
+/// Parse a db index argument the way SELECT/MOVE/COPY do: an int
+/// (getIntFromObjectOrReply), then selectDb's range check.
+pub fn parse_db_index(srv: &Server, arg: &[u8]) -> Result<usize, &'static str> {
+    let id = get_int_from_arg(arg)?;
+    if id < 0 || id as usize >= srv.dbs.len() {
+        return Err("ERR DB index is out of range");
+    }
+    Ok(id as usize)
+}
+
+/// shared.sameobjecterr.
+const SAME_OBJECT_ERR: &str = "ERR source and destination objects are the same";
+
+// ---- DEL / UNLINK / EXISTS / TYPE / TOUCH ----
+
+/// delGenericCommand: the loop shared by DEL (`lazy = false`) and UNLINK
+/// (`lazy = true`). Each key is first given the chance to expire, so a
+/// logically expired key counts as "not deleted" (and as an expired key).
+pub fn del_generic_command(srv: &mut Server, c: &mut Client, lazy: bool) {
+    let dbid = c.db;
+    let mut numdel = 0;
+    for key in &c.argv[1..] {
+        expire_if_needed(srv, dbid, key);
+        if db_delete(srv, dbid, key, lazy) {
+            signal_modified_key(srv, dbid, key);
+            srv.dirty += 1;
+            numdel += 1;
+        }
+    }
+    c.add_reply_integer(numdel);
+}
+
+/// DEL key [key ...]
+// redis: db.c delCommand
+pub fn del_command(srv: &mut Server, c: &mut Client) {
+    del_generic_command(srv, c, false);
+}
+
+/// UNLINK key [key ...]
+// redis: db.c unlinkCommand
+pub fn unlink_command(srv: &mut Server, c: &mut Client) {
+    del_generic_command(srv, c, true);
+}
+
+/// EXISTS key [key ...]
+// redis: db.c existsCommand
+pub fn exists_command(srv: &mut Server, c: &mut Client) {
+    // A key named twice counts twice: EXISTS a a -> 2.
+    let mut count = 0;
+    for key in &c.argv[1..] {
+        if lookup_key_read_notouch(srv, c.db, key).is_some() {
+            count += 1;
+        }
+    }
+    c.add_reply_integer(count);
+}
+
+/// TYPE key
+// redis: db.c typeCommand
+pub fn type_command(srv: &mut Server, c: &mut Client) {
+    let name = match lookup_key_read_notouch(srv, c.db, &c.argv[1]) {
+        Some(o) => o.type_name(),
+        None => "none",
+    };
+    c.add_reply_status(name.as_bytes());
+}
+
+/// TOUCH key [key ...]
+// redis: db.c touchCommand
+pub fn touch_command(srv: &mut Server, c: &mut Client) {
+    // A normal read lookup: it is the LRU update that TOUCH is for.
+    let mut touched = 0;
+    for key in &c.argv[1..] {
+        if lookup_key_read(srv, c.db, key).is_some() {
+            touched += 1;
+        }
+    }
+    c.add_reply_integer(touched);
+}
+
+// ---- KEYS / SCAN / RANDOMKEY / DBSIZE ----
+
+/// KEYS pattern
+// redis: db.c keysCommand
+pub fn keys_command(srv: &mut Server, c: &mut Client) {
+    let pattern = c.argv[1].clone();
+    // `*` alone matches everything: skip the matcher (the walk stays O(N)).
+    let allkeys = &pattern[..] == b"*";
+    let now = srv.cmd_time_snapshot;
+    let db = &srv.dbs[c.db];
+
+    // The reply length is only known at the end (Redis: a deferred length),
+    // so the bulk strings are built aside and the header written last.
+    let mut body = bytes::BytesMut::new();
+    let mut numkeys = 0;
+    // Walk the whole dict: one key per iteration, whatever the pattern.
+    for (key, _val) in db.dict.iter() {
+        if !allkeys && !storage::util::string_match(&pattern, key, false) {
+            continue;
+        }
+        // A logically expired key is hidden, but NOT deleted: KEYS never
+        // writes (keyIsExpired, not expireIfNeeded).
+        if db.key_is_expired(key, now) {
+            continue;
+        }
+        protocol::reply::bulk(&mut body, key);
+        numkeys += 1;
+    }
+    c.add_reply_array_len(numkeys);
+    c.reply.extend_from_slice(&body);
+}
+
+/// parseScanCursorOrReply: the cursor is read with C's strtoul, so "-1"
+/// wraps to 2^64-1, "+3" and "007" are accepted and "" is 0; a leading
+/// space, trailing junk or overflow is an invalid cursor.
+pub fn parse_scan_cursor(arg: &[u8]) -> Option<u64> {
+    let (negative, digits) = match arg.first() {
+        Some(b'-') => (true, &arg[1..]),
+        Some(b'+') => (false, &arg[1..]),
+        _ => (false, arg),
+    };
+    let mut v: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+    }
+    // strtoul("") and strtoul("-") parse nothing and return 0.
+    Some(if negative { v.wrapping_neg() } else { v })
+}
+
+/// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
+// redis: db.c scanCommand / scanGenericCommand
+pub fn scan_command(srv: &mut Server, c: &mut Client) {
+    let Some(mut cursor) = parse_scan_cursor(c.arg(1)) else {
+        c.add_reply_error("ERR invalid cursor");
+        return;
+    };
+    let opts = match parse_scan_options(c) {
+        Ok(o) => o,
+        Err(e) => {
+            c.add_reply_error(e);
+            return;
+        }
+    };
+    let dbid = c.db;
+
+    // Step 1: collect whole buckets until COUNT keys, at most COUNT*10
+    // extra dictScan calls (a sparse table must not block us), or the end.
+    let mut keys: Vec<Vec<u8>> = Vec::new();
+    let mut maxiterations = opts.count.saturating_mul(10);
+    loop {
+        cursor = srv.dbs[dbid]
+            .dict
+            .scan(cursor, |k, _v| keys.push(k.to_vec()));
+        if cursor == 0 || maxiterations == 0 || keys.len() as i64 >= opts.count {
+            break;
+        }
+        maxiterations -= 1;
+    }
+
+    // Step 2: filter what was collected (MATCH, TYPE, then expiry).
+    let mut reply = Vec::with_capacity(keys.len());
+    for key in keys {
+        if let Some(pat) = &opts.pattern {
+            if !storage::util::string_match(pat, &key, false) {
+                continue;
+            }
+        }
+        if let Some(want) = &opts.typename {
+            // 7.0: an unknown type name simply matches nothing.
+            let found = lookup_key_read_notouch(srv, dbid, &key).map_or("none", |o| o.type_name());
+            if !want.eq_ignore_ascii_case(found.as_bytes()) {
+                continue;
+            }
+        }
+        // Unlike KEYS, SCAN deletes the expired keys it meets.
+        if expire_if_needed(srv, dbid, &key) {
+            continue;
+        }
+        reply.push(key);
+    }
+
+    // Step 3: [cursor, [keys...]].
+    c.add_reply_array_len(2);
+    c.add_reply_bulk(cursor.to_string().as_bytes());
+    c.add_reply_array_len(reply.len());
+    for key in &reply {
+        c.add_reply_bulk(key);
+    }
+}
+
+/// SCAN's options after the cursor.
+struct ScanOptions {
+    count: i64,
+    /// None when there is no MATCH or the pattern is `*`.
+    pattern: Option<bytes::Bytes>,
+    typename: Option<bytes::Bytes>,
+}
+
+/// Step 1 of scanGenericCommand: MATCH / COUNT / TYPE in any order, the last
+/// one of each winning.
+fn parse_scan_options(c: &Client) -> Result<ScanOptions, &'static str> {
+    let mut opts = ScanOptions {
+        count: 10,
+        pattern: None,
+        typename: None,
+    };
+    let mut i = 2;
+    while i < c.argc() {
+        let opt = c.arg(i);
+        let has_value = i + 1 < c.argc();
+        if opt.eq_ignore_ascii_case(b"count") && has_value {
+            let n = storage::util::string2ll(c.arg(i + 1))
+                .ok_or("ERR value is not an integer or out of range")?;
+            if n < 1 {
+                return Err("ERR syntax error");
+            }
+            opts.count = n;
+        } else if opt.eq_ignore_ascii_case(b"match") && has_value {
+            let pat = c.argv[i + 1].clone();
+            opts.pattern = if &pat[..] == b"*" { None } else { Some(pat) };
+        } else if opt.eq_ignore_ascii_case(b"type") && has_value {
+            opts.typename = Some(c.argv[i + 1].clone());
+        } else {
+            return Err("ERR syntax error");
+        }
+        i += 2;
+    }
+    Ok(opts)
+}
+
+/// RANDOMKEY
+// redis: db.c randomkeyCommand / dbRandomKey
+pub fn randomkey_command(srv: &mut Server, c: &mut Client) {
+    let dbid = c.db;
+    // Draw until the key drawn is not logically expired; an expired one is
+    // deleted on the way (so this loop ends: the dict shrinks each time).
+    let key = loop {
+        let Some((key, _)) = srv.dbs[dbid].dict.random_entry() else {
+            break None;
+        };
+        let key = key.to_vec();
+        if srv.dbs[dbid].get_expire(&key).is_some() && expire_if_needed(srv, dbid, &key) {
+            continue;
+        }
+        break Some(key);
+    };
+    match key {
+        Some(k) => c.add_reply_bulk(&k),
+        None => c.add_reply_null(),
+    }
+}
+
+/// DBSIZE
+// redis: db.c dbsizeCommand
+pub fn dbsize_command(srv: &mut Server, c: &mut Client) {
+    // Logically expired keys not yet deleted are counted.
+    c.add_reply_integer(srv.dbs[c.db].size() as i64);
+}
+
+// ---- RENAME / RENAMENX / COPY / MOVE ----
+
+/// renameGenericCommand: RENAME (`nx = false`) and RENAMENX.
+fn rename_generic_command(srv: &mut Server, c: &mut Client, nx: bool) {
+    let dbid = c.db;
+    let (src, dst) = (c.argv[1].clone(), c.argv[2].clone());
+    if lookup_key_write(srv, dbid, &src).is_none() {
+        c.add_reply_error("ERR no such key");
+        return;
+    }
+    // Renaming a key to itself: nothing to do (but it had to exist).
+    if src == dst {
+        if nx {
+            c.add_reply_integer(0)
+        } else {
+            c.add_reply_ok()
+        }
+        return;
+    }
+    let expire = srv.dbs[dbid].get_expire(&src);
+    if lookup_key_write(srv, dbid, &dst).is_some() {
+        if nx {
+            c.add_reply_integer(0);
+            return;
+        }
+        // Overwrite: the old destination value is deleted first.
+        db_delete(srv, dbid, &dst, false);
+    }
+    // The value object moves as is (same LRU); the TTL moves with it.
+    let Some(val) = srv.dbs[dbid].delete(&src) else {
+        return;
+    };
+    db_add(srv, dbid, &dst, val);
+    if let Some(when) = expire {
+        srv.dbs[dbid].set_expire(&dst, when);
+    }
+    signal_modified_key(srv, dbid, &src);
+    srv.dirty += 1;
+    if nx {
+        c.add_reply_integer(1)
+    } else {
+        c.add_reply_ok()
+    }
+}
+
+/// RENAME key newkey
+// redis: db.c renameCommand
+pub fn rename_command(srv: &mut Server, c: &mut Client) {
+    rename_generic_command(srv, c, false);
+}
+
+/// RENAMENX key newkey
+// redis: db.c renamenxCommand
+pub fn renamenx_command(srv: &mut Server, c: &mut Client) {
+    rename_generic_command(srv, c, true);
+}
+
+/// COPY source destination [DB destination-db] [REPLACE]
+// redis: db.c copyCommand
+pub fn copy_command(srv: &mut Server, c: &mut Client) {
+    let (srcid, mut dstid, mut replace) = (c.db, c.db, false);
+    let mut j = 3;
+    while j < c.argc() {
+        if c.arg(j).eq_ignore_ascii_case(b"replace") {
+            replace = true;
+        } else if c.arg(j).eq_ignore_ascii_case(b"db") && j + 1 < c.argc() {
+            match parse_db_index(srv, c.arg(j + 1)) {
+                Ok(id) => dstid = id,
+                Err(e) => return c.add_reply_error(e),
+            }
+            j += 1;
+        } else {
+            return c.add_reply_syntax_error();
+        }
+        j += 1;
+    }
+    let (src, dst) = (c.argv[1].clone(), c.argv[2].clone());
+    if srcid == dstid && src == dst {
+        return c.add_reply_error(SAME_OBJECT_ERR);
+    }
+    // dupStringObject & co: a fresh object (new LRU, refcount 1).
+    let lru = srv.lruclock;
+    let Some(newobj) = lookup_key_read(srv, srcid, &src).map(|o| dup_object(o, lru)) else {
+        return c.add_reply_integer(0);
+    };
+    let expire = srv.dbs[srcid].get_expire(&src);
+    if lookup_key_write(srv, dstid, &dst).is_some() {
+        if !replace {
+            return c.add_reply_integer(0);
+        }
+        db_delete(srv, dstid, &dst, false);
+    }
+    db_add(srv, dstid, &dst, newobj);
+    if let Some(when) = expire {
+        srv.dbs[dstid].set_expire(&dst, when);
+    }
+    srv.dirty += 1;
+    c.add_reply_integer(1);
+}
+
+/// A deep copy of a value with a fresh LRU clock (COPY's per-type dup).
+pub fn dup_object(o: &RObj, lru: u32) -> RObj {
+    let value = match &o.value {
+        storage::object::Value::Str(s) => storage::object::Value::Str(s.clone()),
+    };
+    RObj::new(value, lru)
+}
+
+/// MOVE key db
+// redis: db.c moveCommand
+pub fn move_command(srv: &mut Server, c: &mut Client) {
+    let srcid = c.db;
+    let dstid = match parse_db_index(srv, c.arg(2)) {
+        Ok(id) => id,
+        Err(e) => return c.add_reply_error(e),
+    };
+    if srcid == dstid {
+        return c.add_reply_error(SAME_OBJECT_ERR);
+    }
+    let key = c.argv[1].clone();
+    if lookup_key_write(srv, srcid, &key).is_none() {
+        return c.add_reply_integer(0);
+    }
+    let expire = srv.dbs[srcid].get_expire(&key);
+    // The target must not have the key already.
+    if lookup_key_write(srv, dstid, &key).is_some() {
+        return c.add_reply_integer(0);
+    }
+    // The same object changes db: no copy, LRU kept.
+    let Some(val) = srv.dbs[srcid].delete(&key) else {
+        return c.add_reply_integer(0);
+    };
+    db_add(srv, dstid, &key, val);
+    if let Some(when) = expire {
+        srv.dbs[dstid].set_expire(&key, when);
+    }
+    signal_modified_key(srv, srcid, &key);
+    srv.dirty += 1;
+    c.add_reply_integer(1);
+}
+
+// ---- SELECT / SWAPDB / FLUSHDB / FLUSHALL ----
+
+/// SELECT index
+// redis: db.c selectCommand
+pub fn select_command(srv: &mut Server, c: &mut Client) {
+    match parse_db_index(srv, c.arg(1)) {
+        Ok(id) => {
+            c.db = id;
+            c.add_reply_ok();
+        }
+        Err(e) => c.add_reply_error(e),
+    }
+}
+
+/// SWAPDB index1 index2
+// redis: db.c swapdbCommand / dbSwapDatabases
+pub fn swapdb_command(srv: &mut Server, c: &mut Client) {
+    // Any parse failure gets SWAPDB's own message, not the generic one.
+    let Ok(id1) = get_int_from_arg(c.arg(1)) else {
+        return c.add_reply_error("ERR invalid first DB index");
+    };
+    let Ok(id2) = get_int_from_arg(c.arg(2)) else {
+        return c.add_reply_error("ERR invalid second DB index");
+    };
+    let n = srv.dbs.len() as i32;
+    if id1 < 0 || id1 >= n || id2 < 0 || id2 >= n {
+        return c.add_reply_error("ERR DB index is out of range");
+    }
+    let (a, b) = (id1 as usize, id2 as usize);
+    if a != b {
+        // Swap the contents, not the db numbers: clients that SELECTed db a
+        // now see what was in db b.
+        let (lo, hi) = (a.min(b), a.max(b));
+        let (left, right) = srv.dbs.split_at_mut(hi);
+        let (x, y) = (&mut left[lo], &mut right[0]);
+        std::mem::swap(&mut x.dict, &mut y.dict);
+        std::mem::swap(&mut x.expires, &mut y.expires);
+        std::mem::swap(&mut x.avg_ttl, &mut y.avg_ttl);
+        std::mem::swap(&mut x.expires_cursor, &mut y.expires_cursor);
+    }
+    srv.dirty += 1;
+    c.add_reply_ok();
+}
+
+/// getFlushCommandFlags: `[ASYNC|SYNC]`, nothing else. Returns whether
+/// ASYNC was asked (ignored for now: both free synchronously).
+fn get_flush_command_flags(c: &Client) -> Option<bool> {
+    match c.argc() {
+        1 => Some(false),
+        2 if c.arg(1).eq_ignore_ascii_case(b"sync") => Some(false),
+        2 if c.arg(1).eq_ignore_ascii_case(b"async") => Some(true),
+        _ => None,
+    }
+}
+
+/// FLUSHDB [ASYNC|SYNC]
+// redis: db.c flushdbCommand
+pub fn flushdb_command(srv: &mut Server, c: &mut Client) {
+    let Some(_async) = get_flush_command_flags(c) else {
+        return c.add_reply_syntax_error();
+    };
+    // 7.0: SYNC frees every key here, on the main thread (everyone waits).
+    let removed = srv.dbs[c.db].empty();
+    srv.dirty += removed as u64;
+    c.add_reply_ok();
+}
+
+/// FLUSHALL [ASYNC|SYNC]
+// redis: db.c flushallCommand / flushAllDataAndResetRDB
+pub fn flushall_command(srv: &mut Server, c: &mut Client) {
+    let Some(_async) = get_flush_command_flags(c) else {
+        return c.add_reply_syntax_error();
+    };
+    let mut removed = 0;
+    for db in srv.dbs.iter_mut() {
+        removed += db.empty();
+    }
+    // +1 so that even an empty FLUSHALL counts as a change.
+    srv.dirty += removed as u64 + 1;
+    c.add_reply_ok();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_cursor_follows_strtoul() {
+        assert_eq!(parse_scan_cursor(b"0"), Some(0));
+        assert_eq!(parse_scan_cursor(b""), Some(0));
+        assert_eq!(parse_scan_cursor(b"+3"), Some(3));
+        assert_eq!(parse_scan_cursor(b"007"), Some(7));
+        assert_eq!(parse_scan_cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_scan_cursor(b"-0"), Some(0));
+        assert_eq!(parse_scan_cursor(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_scan_cursor(b"-18446744073709551615"), Some(1));
+        assert_eq!(parse_scan_cursor(b"18446744073709551616"), None);
+        assert_eq!(parse_scan_cursor(b" 1"), None);
+        assert_eq!(parse_scan_cursor(b"1 "), None);
+        assert_eq!(parse_scan_cursor(b"0x10"), None);
+    }
+
+    #[test]
+    fn db_index_errors_match_get_int_from_object() {
+        assert_eq!(get_int_from_arg(b"15"), Ok(15));
+        assert_eq!(get_int_from_arg(b"-1"), Ok(-1));
+        assert_eq!(
+            get_int_from_arg(b"x"),
+            Err("ERR value is not an integer or out of range")
+        );
+        assert_eq!(
+            get_int_from_arg(b"01"),
+            Err("ERR value is not an integer or out of range")
+        );
+        assert!(get_int_from_arg(b"4294967296")
+            .unwrap_err()
+            .contains("must between"));
+    }
+}

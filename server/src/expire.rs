@@ -1,0 +1,242 @@
+//! Expire commands (Redis's expire.c): EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT,
+//! TTL, PTTL, EXPIRETIME, PEXPIRETIME, PERSIST.
+//!
+//! A TTL is stored as an absolute unix time in milliseconds in the db's
+//! `expires` dict (`Db::set_expire`); a key without an entry there is
+//! persistent. All four EXPIRE forms funnel into `expire_generic_command`,
+//! which turns the argument into that absolute time: seconds are multiplied
+//! by 1000, relative forms add "now" (the per-command time snapshot,
+//! `srv.cmd_time_snapshot`), and either step overflowing is an error.
+//!
+//! A time that is already past does not store a TTL at all: the key is
+//! deleted on the spot and the reply is still 1 (Redis propagates this as a
+//! DEL). Keys whose TTL passes later are removed lazily by
+//! `db::expire_if_needed` on their next lookup, or by the active cycle.
+
+use crate::db;
+use crate::networking::Client;
+use crate::server::Server;
+
+// Option flags of EXPIRE and friends (expire.c EXPIRE_*).
+/// Set only if the key has no TTL.
+pub const EXPIRE_NX: u32 = 1 << 0;
+/// Set only if the key has a TTL.
+pub const EXPIRE_XX: u32 = 1 << 1;
+/// Set only if the new time is later than the current one.
+pub const EXPIRE_GT: u32 = 1 << 2;
+/// Set only if the new time is earlier than the current one.
+pub const EXPIRE_LT: u32 = 1 << 3;
+
+/// UNIT_SECONDS / UNIT_MILLISECONDS of the time argument.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Seconds,
+    Milliseconds,
+}
+
+/// parseExtendedExpireArgumentsOrReply: NX | XX | GT | LT from argv[3] on,
+/// case-insensitive, repeats allowed. An unknown word is reported before any
+/// incompatibility, and incompatibilities before the time argument is read.
+fn parse_extended_expire_arguments(c: &mut Client) -> Option<u32> {
+    let mut flags = 0;
+    for j in 3..c.argc() {
+        // strcasecmp stops at NUL, and so does the echoed option.
+        let arg = c.arg(j);
+        let opt = &arg[..arg.iter().position(|&b| b == 0).unwrap_or(arg.len())];
+        flags |= match &opt.to_ascii_uppercase()[..] {
+            b"NX" => EXPIRE_NX,
+            b"XX" => EXPIRE_XX,
+            b"GT" => EXPIRE_GT,
+            b"LT" => EXPIRE_LT,
+            _ => {
+                let mut msg = b"ERR Unsupported option ".to_vec();
+                msg.extend_from_slice(opt);
+                c.add_reply_error_bytes(&msg);
+                return None;
+            }
+        };
+    }
+    if flags & EXPIRE_NX != 0 && flags & (EXPIRE_XX | EXPIRE_GT | EXPIRE_LT) != 0 {
+        c.add_reply_error("ERR NX and XX, GT or LT options at the same time are not compatible");
+        return None;
+    }
+    if flags & EXPIRE_GT != 0 && flags & EXPIRE_LT != 0 {
+        c.add_reply_error("ERR GT and LT options at the same time are not compatible");
+        return None;
+    }
+    Some(flags)
+}
+
+/// Do the NX/XX/GT/LT conditions allow replacing `current` (None: no TTL)
+/// with `when`? A key without TTL counts as an infinite TTL: GT never
+/// passes, LT always does.
+fn expire_allowed(flags: u32, current: Option<i64>, when: i64) -> bool {
+    if flags & EXPIRE_NX != 0 && current.is_some() {
+        return false;
+    }
+    if flags & EXPIRE_XX != 0 && current.is_none() {
+        return false;
+    }
+    if flags & EXPIRE_GT != 0 && current.is_none_or(|cur| when <= cur) {
+        return false;
+    }
+    if flags & EXPIRE_LT != 0 && current.is_some_and(|cur| when >= cur) {
+        return false;
+    }
+    true
+}
+
+/// expireGenericCommand: `basetime` is 0 for the *AT forms, now otherwise.
+/// Replies 1 when the TTL was set (or the key deleted because the time is
+/// already past), 0 when the key is missing or a condition refused.
+fn expire_generic_command(srv: &mut Server, c: &mut Client, basetime: i64, unit: Unit) {
+    let (key, dbid) = (c.argv[1].clone(), c.db);
+    let Some(flags) = parse_extended_expire_arguments(c) else {
+        return;
+    };
+    let Some(mut when) = storage::util::string2ll(c.arg(2)) else {
+        c.add_reply_error("ERR value is not an integer or out of range");
+        return;
+    };
+    // Negative times are allowed (they delete the key), but the conversion
+    // to an absolute time in ms must not overflow.
+    if unit == Unit::Seconds {
+        if !(i64::MIN / 1000..=i64::MAX / 1000).contains(&when) {
+            add_reply_error_expire_time(c);
+            return;
+        }
+        when *= 1000;
+    }
+    if when > i64::MAX - basetime {
+        add_reply_error_expire_time(c);
+        return;
+    }
+    when += basetime;
+
+    if db::lookup_key_write(srv, dbid, &key).is_none() {
+        c.add_reply_integer(0);
+        return;
+    }
+    if flags != 0 && !expire_allowed(flags, srv.dbs[dbid].get_expire(&key), when) {
+        c.add_reply_integer(0);
+        return;
+    }
+    // checkAlreadyExpired: a time not in the future deletes the key now.
+    if when <= srv.cmd_time_snapshot {
+        db::db_sync_delete(srv, dbid, &key);
+    } else {
+        srv.dbs[dbid].set_expire(&key, when);
+    }
+    db::signal_modified_key(srv, dbid, &key);
+    srv.dirty += 1;
+    c.add_reply_integer(1);
+}
+
+/// addReplyErrorExpireTime: the text names the command ('expire', 'set',
+/// 'getex'...); the string commands use it too.
+pub fn add_reply_error_expire_time(c: &mut Client) {
+    let name = String::from_utf8_lossy(c.arg(0)).to_lowercase();
+    c.add_reply_error(&format!("ERR invalid expire time in '{name}' command"));
+}
+
+/// EXPIRE key seconds [NX | XX | GT | LT]
+// redis: expire.c expireCommand
+pub fn expire_command(srv: &mut Server, c: &mut Client) {
+    let now = srv.cmd_time_snapshot;
+    expire_generic_command(srv, c, now, Unit::Seconds);
+}
+
+/// PEXPIRE key milliseconds [NX | XX | GT | LT]
+// redis: expire.c pexpireCommand
+pub fn pexpire_command(srv: &mut Server, c: &mut Client) {
+    let now = srv.cmd_time_snapshot;
+    expire_generic_command(srv, c, now, Unit::Milliseconds);
+}
+
+/// EXPIREAT key unix-time-seconds [NX | XX | GT | LT]
+// redis: expire.c expireatCommand
+pub fn expireat_command(srv: &mut Server, c: &mut Client) {
+    expire_generic_command(srv, c, 0, Unit::Seconds);
+}
+
+/// PEXPIREAT key unix-time-milliseconds [NX | XX | GT | LT]
+// redis: expire.c pexpireatCommand
+pub fn pexpireat_command(srv: &mut Server, c: &mut Client) {
+    expire_generic_command(srv, c, 0, Unit::Milliseconds);
+}
+
+/// lookupKeyReadWithFlags(LOOKUP_NOTOUCH): does the key exist (after lazy
+/// expiry)? Counts a keyspace hit or miss but leaves the LRU clock alone,
+/// so asking for a TTL does not make a key look recently used.
+fn lookup_key_read_notouch(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
+    db::expire_if_needed(srv, dbid, key);
+    let found = srv.dbs[dbid].dict.get(key).is_some();
+    if found {
+        srv.stats.keyspace_hits += 1;
+    } else {
+        srv.stats.keyspace_misses += 1;
+    }
+    found
+}
+
+/// ttlGenericCommand: -2 if the key is missing, -1 if it has no TTL, else
+/// the remaining time (`output_abs`: the absolute time) in ms or in seconds
+/// rounded to nearest ((ms + 500) / 1000).
+fn ttl_generic_command(srv: &mut Server, c: &mut Client, output_ms: bool, output_abs: bool) {
+    let (key, dbid) = (c.argv[1].clone(), c.db);
+    if !lookup_key_read_notouch(srv, dbid, &key) {
+        c.add_reply_integer(-2);
+        return;
+    }
+    let Some(expire) = srv.dbs[dbid].get_expire(&key) else {
+        c.add_reply_integer(-1);
+        return;
+    };
+    let ttl = if output_abs {
+        expire
+    } else {
+        expire - srv.cmd_time_snapshot
+    };
+    let ttl = ttl.max(0);
+    // Rounded in wide arithmetic: a TTL near i64::MAX must not wrap (Redis's
+    // compiled C gives the mathematical result there too).
+    let secs = ((ttl as i128 + 500) / 1000) as i64;
+    c.add_reply_integer(if output_ms { ttl } else { secs });
+}
+
+/// TTL key
+// redis: expire.c ttlCommand
+pub fn ttl_command(srv: &mut Server, c: &mut Client) {
+    ttl_generic_command(srv, c, false, false);
+}
+
+/// PTTL key
+// redis: expire.c pttlCommand
+pub fn pttl_command(srv: &mut Server, c: &mut Client) {
+    ttl_generic_command(srv, c, true, false);
+}
+
+/// EXPIRETIME key
+// redis: expire.c expiretimeCommand
+pub fn expiretime_command(srv: &mut Server, c: &mut Client) {
+    ttl_generic_command(srv, c, false, true);
+}
+
+/// PEXPIRETIME key
+// redis: expire.c pexpiretimeCommand
+pub fn pexpiretime_command(srv: &mut Server, c: &mut Client) {
+    ttl_generic_command(srv, c, true, true);
+}
+
+/// PERSIST key
+// redis: expire.c persistCommand
+pub fn persist_command(srv: &mut Server, c: &mut Client) {
+    let (key, dbid) = (c.argv[1].clone(), c.db);
+    if db::lookup_key_write(srv, dbid, &key).is_none() || !srv.dbs[dbid].remove_expire(&key) {
+        c.add_reply_integer(0);
+        return;
+    }
+    db::signal_modified_key(srv, dbid, &key);
+    srv.dirty += 1;
+    c.add_reply_integer(1);
+}

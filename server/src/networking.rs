@@ -1,0 +1,1075 @@
+//! Clients and their buffers (Redis's networking.c).
+//!
+//! A `Client` is one connection: the bytes it sent that are not yet parsed
+//! (`querybuf`), the command being run (`argv`), and the reply bytes waiting
+//! to be written (`reply`). Nothing here blocks: reads and writes are tried
+//! once, and `WouldBlock` simply means "come back on the next event".
+//!
+//! The path of one request, as in Redis:
+//! `read_query_from_client` (one read of up to 16 KB) ->
+//! `process_input_buffer` (parse every complete command) ->
+//! `server::process_command` -> `server::call` -> the handler, which appends to
+//! `reply` with the `add_reply_*` functions -> the client is queued on
+//! `clients_pending_write` -> `before_sleep` writes it out
+//! (`handle_clients_with_pending_writes`).
+
+use std::io::{self, Read, Write};
+use std::net::SocketAddr;
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use mio::net::TcpStream;
+use mio::{Interest, Token};
+use protocol::reply;
+use protocol::{ParseLimits, RequestParser, Resp};
+
+use crate::log::{server_log, LogLevel};
+use crate::server::{self, Server};
+
+/// PROTO_IOBUF_LEN: Redis reads at most 16 KB per readable event.
+pub const PROTO_IOBUF_LEN: usize = 16 * 1024;
+
+/// NET_MAX_WRITES_PER_EVENT: at most 64 KB are written to one client per
+/// loop pass, so one huge reply (KEYS * on a big db) cannot starve others.
+pub const NET_MAX_WRITES_PER_EVENT: usize = 64 * 1024;
+
+/// PROTO_REPLY_CHUNK_BYTES: the size of Redis's static reply buffer; used
+/// here only to shape the initial capacity of `reply`.
+pub const PROTO_REPLY_CHUNK_BYTES: usize = 16 * 1024;
+
+// Client flags (server.h CLIENT_*), a plain bit set as in Redis.
+/// Close the connection once the pending reply has been written.
+pub const CLIENT_CLOSE_AFTER_REPLY: u32 = 1 << 0;
+/// Close the connection as soon as possible, without writing more.
+pub const CLIENT_CLOSE_ASAP: u32 = 1 << 1;
+/// This client receives the MONITOR feed.
+pub const CLIENT_MONITOR: u32 = 1 << 2;
+/// Already queued on `clients_pending_write`.
+pub const CLIENT_PENDING_WRITE: u32 = 1 << 3;
+/// Already queued on `clients_pending_read` (its socket may hold more bytes).
+pub const CLIENT_PENDING_READ: u32 = 1 << 4;
+/// Writable interest is registered with the poller (a write hit WouldBlock).
+pub const CLIENT_WRITE_INTEREST: u32 = 1 << 5;
+/// Do not send replies (CLIENT REPLY OFF); kept for later use.
+pub const CLIENT_REPLY_OFF: u32 = 1 << 6;
+
+/// Whose connection this is, as CLIENT KILL TYPE / CLIENT LIST see it.
+pub struct Client {
+    /// CLIENT ID: unique, increasing, never reused.
+    pub id: u64,
+    /// The poller token of this connection.
+    pub token: Token,
+    pub stream: TcpStream,
+    /// `ip:port` of the peer and of our side (CLIENT LIST addr / laddr).
+    pub addr: String,
+    pub laddr: String,
+    pub fd: i32,
+    /// Bytes read but not yet parsed into commands.
+    pub querybuf: BytesMut,
+    /// Peak size of the query buffer (for client_recent_max_input_buffer).
+    pub querybuf_peak: usize,
+    pub parser: RequestParser,
+    /// The command being executed: name and arguments.
+    pub argv: Vec<Bytes>,
+    /// Reply bytes not yet written to the socket.
+    pub reply: BytesMut,
+    /// RESP2 or RESP3 (HELLO).
+    pub resp: Resp,
+    /// SELECTed database.
+    pub db: usize,
+    /// CLIENT SETNAME.
+    pub name: Option<Bytes>,
+    pub flags: u32,
+    /// When the connection was accepted and when it last sent a command.
+    pub ctime: Instant,
+    pub last_interaction: Instant,
+    /// Full name of the last command run (CLIENT LIST cmd=).
+    pub last_cmd: &'static str,
+    /// Error codes replied during the current command (e.g. "ERR",
+    /// "WRONGTYPE"); `call()` moves them into the error statistics.
+    pub errors: Vec<Bytes>,
+    /// Total bytes read and written (for INFO net counters).
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    /// Whether the client passed AUTH (always true without requirepass).
+    pub authenticated: bool,
+    /// The arguments as SLOWLOG and MONITOR must show them, when a command
+    /// redacted some (AUTH passwords): see `redact_client_command_argument`.
+    pub original_argv: Option<Vec<Bytes>>,
+}
+
+impl Client {
+    pub fn new(id: u64, token: Token, stream: TcpStream, peer: SocketAddr) -> Client {
+        let laddr = stream
+            .local_addr()
+            .map(|a| format_addr(&a))
+            .unwrap_or_default();
+        let fd = raw_fd(&stream);
+        let now = Instant::now();
+        Client {
+            id,
+            token,
+            stream,
+            addr: format_addr(&peer),
+            laddr,
+            fd,
+            querybuf: BytesMut::with_capacity(PROTO_IOBUF_LEN),
+            querybuf_peak: 0,
+            parser: RequestParser::new(),
+            argv: Vec::new(),
+            reply: BytesMut::with_capacity(PROTO_REPLY_CHUNK_BYTES),
+            resp: Resp::V2,
+            db: 0,
+            name: None,
+            flags: 0,
+            ctime: now,
+            last_interaction: now,
+            last_cmd: "NULL",
+            errors: Vec::new(),
+            net_input_bytes: 0,
+            net_output_bytes: 0,
+            authenticated: true,
+            original_argv: None,
+        }
+    }
+
+    pub fn has_flag(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+
+    /// The argument at `i` (0 is the command name).
+    pub fn arg(&self, i: usize) -> &[u8] {
+        &self.argv[i]
+    }
+
+    pub fn argc(&self) -> usize {
+        self.argv.len()
+    }
+
+    /// redactClientCommandArgument: show argument `i` as "(redacted)" in
+    /// SLOWLOG and MONITOR (AUTH and HELLO ... AUTH passwords).
+    pub fn redact_client_command_argument(&mut self, i: usize) {
+        let argv = self.original_argv.get_or_insert_with(|| self.argv.clone());
+        if i < argv.len() {
+            argv[i] = Bytes::from_static(b"(redacted)");
+        }
+    }
+
+    // ---- add_reply_*: append one reply to the output buffer (addReply*). ----
+
+    pub fn add_reply_ok(&mut self) {
+        self.reply.extend_from_slice(b"+OK\r\n");
+    }
+
+    pub fn add_reply_status(&mut self, s: &[u8]) {
+        reply::simple(&mut self.reply, s);
+    }
+
+    /// addReplyError: `msg` is the full text starting with its code, e.g.
+    /// "ERR syntax error" or "WRONGTYPE Operation against ...". The code is
+    /// remembered for INFO errorstats.
+    pub fn add_reply_error(&mut self, msg: &str) {
+        self.add_reply_error_bytes(msg.as_bytes());
+    }
+
+    pub fn add_reply_error_bytes(&mut self, msg: &[u8]) {
+        let msg = msg.strip_prefix(b"-").unwrap_or(msg);
+        let code_end = msg.iter().position(|&b| b == b' ').unwrap_or(msg.len());
+        self.errors.push(Bytes::copy_from_slice(&msg[..code_end]));
+        reply::error(&mut self.reply, msg);
+    }
+
+    pub fn add_reply_syntax_error(&mut self) {
+        self.add_reply_error("ERR syntax error");
+    }
+
+    pub fn add_reply_wrongtype(&mut self) {
+        self.add_reply_error("WRONGTYPE Operation against a key holding the wrong kind of value");
+    }
+
+    pub fn add_reply_integer(&mut self, i: i64) {
+        reply::integer(&mut self.reply, i);
+    }
+
+    pub fn add_reply_bulk(&mut self, b: &[u8]) {
+        reply::bulk(&mut self.reply, b);
+    }
+
+    pub fn add_reply_bulk_i64(&mut self, i: i64) {
+        reply::bulk_i64(&mut self.reply, i);
+    }
+
+    pub fn add_reply_null(&mut self) {
+        reply::null(&mut self.reply, self.resp);
+    }
+
+    pub fn add_reply_null_array(&mut self) {
+        reply::null_array(&mut self.reply, self.resp);
+    }
+
+    pub fn add_reply_array_len(&mut self, n: usize) {
+        reply::array_len(&mut self.reply, n);
+    }
+
+    pub fn add_reply_map_len(&mut self, pairs: usize) {
+        reply::map_len(&mut self.reply, pairs, self.resp);
+    }
+
+    pub fn add_reply_set_len(&mut self, n: usize) {
+        reply::set_len(&mut self.reply, n, self.resp);
+    }
+
+    pub fn add_reply_double(&mut self, d: f64) {
+        reply::double(&mut self.reply, d, self.resp);
+    }
+
+    pub fn add_reply_bool(&mut self, b: bool) {
+        reply::boolean(&mut self.reply, b, self.resp);
+    }
+
+    pub fn add_reply_verbatim(&mut self, text: &[u8]) {
+        reply::verbatim(&mut self.reply, text, self.resp);
+    }
+
+    /// addReplyHelp: the `<CMD> <subcommand> ...` header, the lines, and the
+    /// HELP line Redis appends to every help text.
+    pub fn add_reply_help(&mut self, cmd: &str, lines: &[&str]) {
+        self.add_reply_array_len(lines.len() + 3);
+        let header = format!(
+            "{} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            cmd.to_uppercase()
+        );
+        self.add_reply_status(header.as_bytes());
+        for l in lines {
+            self.add_reply_status(l.as_bytes());
+        }
+        self.add_reply_status(b"HELP");
+        self.add_reply_status(b"    Prints this help.");
+    }
+
+    /// addReplySubcommandSyntaxError.
+    pub fn add_reply_subcommand_syntax_error(&mut self) {
+        let cmd = String::from_utf8_lossy(self.arg(0)).to_uppercase();
+        let sub = String::from_utf8_lossy(self.arg(1)).into_owned();
+        let sub: String = sub.chars().take(128).collect();
+        self.add_reply_error(&format!(
+            "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {cmd} HELP."
+        ));
+    }
+}
+
+/// `ip:port`, with IPv6 in brackets, as Redis's connFormatAddr.
+pub fn format_addr(a: &SocketAddr) -> String {
+    match a {
+        SocketAddr::V4(v4) => format!("{}:{}", v4.ip(), v4.port()),
+        SocketAddr::V6(v6) => format!("[{}]:{}", v6.ip(), v6.port()),
+    }
+}
+
+fn raw_fd(stream: &TcpStream) -> i32 {
+    use std::os::fd::AsRawFd;
+    stream.as_raw_fd()
+}
+
+/// readQueryFromClient: one read of up to PROTO_IOBUF_LEN bytes, then run
+/// every complete command in the buffer.
+///
+/// Redis's epoll is level-triggered, so a client with more bytes waiting is
+/// simply reported again on the next loop pass. mio is edge-triggered: a
+/// read that filled the whole 16 KB may have left bytes in the socket, so the
+/// client goes on `clients_pending_read` and the loop reads it again next
+/// pass without sleeping. Same fairness as Redis: a pipelining client gets
+/// about 16 KB of commands per pass, interleaved with everybody else.
+pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
+    let old_len = c.querybuf.len();
+    c.querybuf.reserve(PROTO_IOBUF_LEN);
+    // Read straight into the spare capacity of the query buffer.
+    c.querybuf.resize(old_len + PROTO_IOBUF_LEN, 0);
+    let res = c.stream.read(&mut c.querybuf[old_len..]);
+    match res {
+        Ok(0) => {
+            c.querybuf.truncate(old_len);
+            server_log(LogLevel::Verbose, "Client closed connection");
+            c.flags |= CLIENT_CLOSE_ASAP;
+            return;
+        }
+        Ok(n) => {
+            c.querybuf.truncate(old_len + n);
+            c.net_input_bytes += n as u64;
+            srv.stats.net_input_bytes += n as u64;
+            srv.stats.total_reads_processed += 1;
+            if n == PROTO_IOBUF_LEN {
+                // There may be more in the socket: come back next pass.
+                c.flags |= CLIENT_PENDING_READ;
+            }
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            c.querybuf.truncate(old_len);
+            return;
+        }
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+            c.querybuf.truncate(old_len);
+            c.flags |= CLIENT_PENDING_READ;
+            return;
+        }
+        Err(e) => {
+            c.querybuf.truncate(old_len);
+            server_log(LogLevel::Verbose, &format!("Reading from client: {e}"));
+            c.flags |= CLIENT_CLOSE_ASAP;
+            return;
+        }
+    }
+    c.last_interaction = Instant::now();
+    c.querybuf_peak = c.querybuf_peak.max(c.querybuf.len());
+
+    // client-query-buffer-limit: a client that sends an endless command is
+    // closed without a reply (Redis logs it and frees the client).
+    if c.querybuf.len() as u64 > srv.config.client_query_buffer_limit {
+        server_log(
+            LogLevel::Warning,
+            &format!(
+                "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
+                c.id,
+                c.addr,
+                String::from_utf8_lossy(&c.querybuf[..c.querybuf.len().min(64)])
+            ),
+        );
+        c.flags |= CLIENT_CLOSE_ASAP;
+        return;
+    }
+    process_input_buffer(srv, c);
+}
+
+/// processInputBuffer: parse and run every complete command in the query
+/// buffer. Stops at a partial command, or when the client is to be closed.
+pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
+    loop {
+        if c.has_flag(CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP) {
+            break;
+        }
+        let limits = ParseLimits {
+            proto_max_bulk_len: srv.config.proto_max_bulk_len,
+            authenticated: c.authenticated,
+        };
+        match c.parser.next_command(&mut c.querybuf, &limits) {
+            Ok(None) => break,
+            Ok(Some(argv)) => {
+                if argv.is_empty() {
+                    continue; // empty request: Redis ignores it, no reply
+                }
+                c.argv = argv;
+                server::process_command(srv, c);
+                c.argv.clear();
+            }
+            Err(e) => {
+                // setProtocolError: reply, stop executing, close after the
+                // reply is written. The rest of the buffer is dropped.
+                let text = e.to_string();
+                server_log(
+                    LogLevel::Verbose,
+                    &format!("Protocol error ({text}) from client: id={} addr={}", c.id, c.addr),
+                );
+                c.add_reply_error(&text);
+                srv.note_errors(c);
+                c.flags |= CLIENT_CLOSE_AFTER_REPLY;
+                c.querybuf.clear();
+                break;
+            }
+        }
+    }
+}
+
+/// writeToClient: write as much of the pending reply as the socket takes,
+/// at most NET_MAX_WRITES_PER_EVENT bytes unless the client is a monitor
+/// (Redis treats monitors like replicas: uncapped).
+/// Returns Err only when the connection is broken.
+pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
+    let mut written = 0usize;
+    let cap = if c.has_flag(CLIENT_MONITOR) {
+        usize::MAX
+    } else {
+        NET_MAX_WRITES_PER_EVENT
+    };
+    while !c.reply.is_empty() && written < cap {
+        let end = c.reply.len().min(cap - written);
+        match c.stream.write(&c.reply[..end]) {
+            Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
+            Ok(n) => {
+                let _ = c.reply.split_to(n);
+                written += n;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    if written > 0 {
+        c.net_output_bytes += written as u64;
+        srv.stats.net_output_bytes += written as u64;
+        srv.stats.total_writes_processed += 1;
+    }
+    if c.reply.is_empty() {
+        // Give back memory after a big reply (Redis frees its reply blocks).
+        if c.reply.capacity() > 4 * PROTO_REPLY_CHUNK_BYTES {
+            c.reply = BytesMut::with_capacity(PROTO_REPLY_CHUNK_BYTES);
+        }
+        if c.has_flag(CLIENT_WRITE_INTEREST) {
+            // Nothing left: stop asking for writable events.
+            srv.poll
+                .registry()
+                .reregister(&mut c.stream, c.token, Interest::READABLE)?;
+            c.flags &= !CLIENT_WRITE_INTEREST;
+        }
+        if c.has_flag(CLIENT_CLOSE_AFTER_REPLY) {
+            c.flags |= CLIENT_CLOSE_ASAP;
+        }
+    } else if !c.has_flag(CLIENT_WRITE_INTEREST) {
+        // The socket is full (or we hit the per-pass cap): let the poller
+        // tell us when it can take more (Redis installs a write handler).
+        srv.poll.registry().reregister(
+            &mut c.stream,
+            c.token,
+            Interest::READABLE | Interest::WRITABLE,
+        )?;
+        c.flags |= CLIENT_WRITE_INTEREST;
+    }
+    Ok(())
+}
+
+/// Bytes the client's output buffer holds (omem in CLIENT LIST).
+pub fn client_output_memory(c: &Client) -> usize {
+    c.reply.capacity()
+}
+
+// ---- Connection commands (networking.c, server.c, acl.c) ----
+//
+// QUIT, RESET, HELLO, AUTH and the CLIENT subcommands. They only touch the
+// calling client, except CLIENT LIST (reads every client) and CLIENT KILL
+// (marks other clients for closing). One subtlety runs through both: while a
+// command runs, its client is NOT in `srv.clients` (ae.rs takes it out and
+// hands it to us as `c`), so every walk over the clients merges `c` back in.
+
+/// CLIENT_NO_EVICT: CLIENT NO-EVICT ON; shows as `e` in CLIENT LIST. A high
+/// bit so it cannot collide with the flags declared at the top of the file.
+pub const CLIENT_NO_EVICT: u32 = 1 << 24;
+
+/// The only user there is: without ACLs every connection is `default`.
+const DEFAULT_USER: &[u8] = b"default";
+
+/// Whether the default user has a password. Redis's default user is
+/// `nopass` unless `requirepass` is set. Our Config has no `requirepass`
+/// yet: when it lands, return `!srv.config.requirepass.is_empty()` here and
+/// compare passwords in `authenticate_default_user`.
+fn default_user_has_password(_srv: &Server) -> bool {
+    false
+}
+
+/// ACLAuthenticateUser for the one user we have: `default`, with any
+/// password while it is `nopass`. Unknown users fail like wrong passwords.
+fn authenticate_user(srv: &Server, c: &mut Client, user: &[u8], _pass: &[u8]) -> bool {
+    if user != DEFAULT_USER || default_user_has_password(srv) {
+        return false;
+    }
+    c.authenticated = true;
+    true
+}
+
+/// QUIT
+// redis: networking.c quitCommand (7.0: any arguments are ignored)
+pub fn quit_command(_srv: &mut Server, c: &mut Client) {
+    c.add_reply_ok();
+    c.flags |= CLIENT_CLOSE_AFTER_REPLY;
+}
+
+/// RESET
+// redis: networking.c resetCommand -> clearClientConnectionState
+pub fn reset_command(srv: &mut Server, c: &mut Client) {
+    // Nothing of MULTI, WATCH, pub/sub or tracking exists yet; when they
+    // land, they are discarded here, as Redis does.
+    c.db = 0;
+    c.resp = Resp::V2;
+    c.name = None;
+    c.flags &= !(CLIENT_REPLY_OFF | CLIENT_NO_EVICT);
+    // Back to the default user: authenticated only if it needs no password.
+    c.authenticated = !default_user_has_password(srv);
+    c.add_reply_status(b"RESET");
+}
+
+/// HELLO [protover [AUTH username password] [SETNAME clientname]]
+// redis: networking.c helloCommand
+pub fn hello_command(srv: &mut Server, c: &mut Client) {
+    let mut ver = 0i64;
+    if c.argc() >= 2 {
+        match protocol::util::string2ll(c.arg(1)) {
+            Some(v) => ver = v,
+            None => {
+                c.add_reply_error("ERR Protocol version is not an integer or out of range");
+                return;
+            }
+        }
+        if !(2..=3).contains(&ver) {
+            c.add_reply_error("NOPROTO unsupported protocol version");
+            return;
+        }
+    }
+    // Options: all parsed (and syntax-checked) before any takes effect.
+    let (mut auth, mut setname) = (None, None);
+    let mut j = 2;
+    while j < c.argc() {
+        let moreargs = c.argc() - 1 - j;
+        if c.arg(j).eq_ignore_ascii_case(b"auth") && moreargs >= 2 {
+            auth = Some((c.argv[j + 1].clone(), c.argv[j + 2].clone()));
+            j += 3;
+        } else if c.arg(j).eq_ignore_ascii_case(b"setname") && moreargs >= 1 {
+            setname = Some(c.argv[j + 1].clone());
+            j += 2;
+        } else {
+            let opt = String::from_utf8_lossy(c.arg(j)).into_owned();
+            c.add_reply_error(&format!("ERR Syntax error in HELLO option '{opt}'"));
+            return;
+        }
+    }
+    if let Some((user, pass)) = auth {
+        if !authenticate_user(srv, c, &user, &pass) {
+            c.add_reply_error("WRONGPASS invalid username-password pair or user is disabled.");
+            return;
+        }
+    }
+    if !c.authenticated {
+        c.add_reply_error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        return;
+    }
+    if let Some(name) = setname {
+        if !client_set_name(c, name) {
+            return;
+        }
+    }
+    // The reply already speaks the new protocol.
+    match ver {
+        2 => c.resp = Resp::V2,
+        3 => c.resp = Resp::V3,
+        _ => {}
+    }
+    let proto = if c.resp == Resp::V3 { 3 } else { 2 };
+    c.add_reply_map_len(7);
+    c.add_reply_bulk(b"server");
+    c.add_reply_bulk(b"redis");
+    c.add_reply_bulk(b"version");
+    c.add_reply_bulk(server::REDIS_VERSION.as_bytes());
+    c.add_reply_bulk(b"proto");
+    c.add_reply_integer(proto);
+    c.add_reply_bulk(b"id");
+    c.add_reply_integer(c.id as i64);
+    c.add_reply_bulk(b"mode");
+    c.add_reply_bulk(b"standalone");
+    c.add_reply_bulk(b"role");
+    c.add_reply_bulk(b"master");
+    c.add_reply_bulk(b"modules");
+    c.add_reply_array_len(0);
+}
+
+/// AUTH [username] password
+// redis: acl.c authCommand
+pub fn auth_command(srv: &mut Server, c: &mut Client) {
+    if c.argc() > 3 {
+        c.add_reply_syntax_error();
+        return;
+    }
+    let (user, pass) = if c.argc() == 2 {
+        // The one-argument form errors when the default user is nopass:
+        // old clients learn that their configuration is probably wrong.
+        if !default_user_has_password(srv) {
+            c.add_reply_error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
+            return;
+        }
+        (Bytes::from_static(DEFAULT_USER), c.argv[1].clone())
+    } else {
+        (c.argv[1].clone(), c.argv[2].clone())
+    };
+    if authenticate_user(srv, c, &user, &pass) {
+        c.add_reply_ok();
+    } else {
+        c.add_reply_error("WRONGPASS invalid username-password pair or user is disabled.");
+    }
+}
+
+/// clientSetName: an empty name clears it; otherwise only printable ASCII
+/// without spaces ('!'..='~'), so CLIENT LIST stays one word per field.
+/// Replies with the error and returns false when the name is refused.
+fn client_set_name(c: &mut Client, name: Bytes) -> bool {
+    if name.is_empty() {
+        c.name = None;
+        return true;
+    }
+    if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
+        c.add_reply_error("ERR Client names cannot contain spaces, newlines or special characters.");
+        return false;
+    }
+    c.name = Some(name);
+    true
+}
+
+/// CLIENT ID
+// redis: networking.c clientCommand ("id")
+pub fn client_id_command(_srv: &mut Server, c: &mut Client) {
+    c.add_reply_integer(c.id as i64);
+}
+
+/// CLIENT SETNAME connection-name
+// redis: networking.c clientSetNameOrReply
+pub fn client_setname_command(_srv: &mut Server, c: &mut Client) {
+    let name = c.argv[2].clone();
+    if client_set_name(c, name) {
+        c.add_reply_ok();
+    }
+}
+
+/// CLIENT GETNAME
+// redis: networking.c clientCommand ("getname")
+pub fn client_getname_command(_srv: &mut Server, c: &mut Client) {
+    match c.name.clone() {
+        Some(n) => c.add_reply_bulk(&n),
+        None => c.add_reply_null(),
+    }
+}
+
+/// CLIENT INFO
+// redis: networking.c clientCommand ("info") -> catClientInfoString
+pub fn client_info_command(srv: &mut Server, c: &mut Client) {
+    let mut text = client_info_string(c, &current_command_name(srv, c));
+    text.push(b'\n');
+    c.add_reply_verbatim(&text);
+}
+
+/// CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
+// redis: networking.c clientCommand ("list") -> getAllClientsInfoString
+pub fn client_list_command(srv: &mut Server, c: &mut Client) {
+    let me = current_command_name(srv, c);
+    let mut text = Vec::new();
+    if c.argc() == 4 && c.arg(2).eq_ignore_ascii_case(b"type") {
+        let Some(ty) = client_type_by_name(c.arg(3)) else {
+            let t = String::from_utf8_lossy(c.arg(3)).into_owned();
+            c.add_reply_error(&format!("ERR Unknown client type '{t}'"));
+            return;
+        };
+        for id in all_client_ids(srv, c) {
+            with_client(srv, c, id, |cl| {
+                if client_type(cl) == ty {
+                    append_info_line(&mut text, cl, &me);
+                }
+            });
+        }
+    } else if c.argc() > 3 && c.arg(2).eq_ignore_ascii_case(b"id") {
+        // In the order given, repeats included (Redis looks each one up).
+        for j in 3..c.argc() {
+            let Some(id) = protocol::util::string2ll(c.arg(j)) else {
+                c.add_reply_error("ERR Invalid client ID");
+                return;
+            };
+            with_client(srv, c, id as u64, |cl| append_info_line(&mut text, cl, &me));
+        }
+    } else if c.argc() != 2 {
+        c.add_reply_syntax_error();
+        return;
+    } else {
+        for id in all_client_ids(srv, c) {
+            with_client(srv, c, id, |cl| append_info_line(&mut text, cl, &me));
+        }
+    }
+    c.add_reply_verbatim(&text);
+}
+
+/// The filters of CLIENT KILL's new form; `None` matches everything.
+#[derive(Default)]
+struct KillFilter {
+    id: Option<u64>,
+    addr: Option<Bytes>,
+    laddr: Option<Bytes>,
+    client_type: Option<ClientType>,
+    skipme: bool,
+}
+
+/// CLIENT KILL ip:port | CLIENT KILL <filter> <value> [<filter> <value> ...]
+// redis: networking.c clientCommand ("kill")
+pub fn client_kill_command(srv: &mut Server, c: &mut Client) {
+    let old_style = c.argc() == 3;
+    let filter = if old_style {
+        // Old form: one address, the caller included, error when unknown.
+        KillFilter {
+            addr: Some(c.argv[2].clone()),
+            ..KillFilter::default()
+        }
+    } else {
+        match parse_kill_filter(srv, c) {
+            Some(f) => f,
+            None => return, // the error is already in the reply
+        }
+    };
+    let mut killed = 0i64;
+    for id in all_client_ids(srv, c) {
+        if id == c.id {
+            if !filter.skipme && kill_filter_matches(&filter, c) {
+                c.flags |= CLIENT_CLOSE_AFTER_REPLY;
+                killed += 1;
+            }
+            continue;
+        }
+        let token = srv.clients.values().find(|cl| cl.id == id).map(|cl| cl.token);
+        let Some(token) = token else { continue };
+        let Some(other) = srv.clients.get_mut(&token) else { continue };
+        if kill_filter_matches(&filter, other) {
+            // freeClient for another client: closed at the next beforeSleep.
+            if !other.has_flag(CLIENT_CLOSE_ASAP) {
+                other.flags |= CLIENT_CLOSE_ASAP;
+                srv.clients_to_close.push(token);
+            }
+            killed += 1;
+        }
+    }
+    if !old_style {
+        c.add_reply_integer(killed);
+    } else if killed == 0 {
+        c.add_reply_error("ERR No such client");
+    } else {
+        c.add_reply_ok();
+    }
+}
+
+/// The `<option> <value>` pairs of CLIENT KILL's new form. On error the
+/// reply is written and None returned.
+fn parse_kill_filter(_srv: &Server, c: &mut Client) -> Option<KillFilter> {
+    let mut f = KillFilter {
+        skipme: true,
+        ..KillFilter::default()
+    };
+    let mut i = 2;
+    while i < c.argc() {
+        let moreargs = c.argc() > i + 1;
+        let opt = c.arg(i);
+        if !moreargs {
+            c.add_reply_syntax_error();
+            return None;
+        }
+        let val = c.argv[i + 1].clone();
+        if opt.eq_ignore_ascii_case(b"id") {
+            match protocol::util::string2ll(&val) {
+                Some(id) if id >= 1 => f.id = Some(id as u64),
+                _ => {
+                    c.add_reply_error("ERR client-id should be greater than 0");
+                    return None;
+                }
+            }
+        } else if opt.eq_ignore_ascii_case(b"type") {
+            let Some(ty) = client_type_by_name(&val) else {
+                let t = String::from_utf8_lossy(&val).into_owned();
+                c.add_reply_error(&format!("ERR Unknown client type '{t}'"));
+                return None;
+            };
+            f.client_type = Some(ty);
+        } else if opt.eq_ignore_ascii_case(b"addr") {
+            f.addr = Some(val);
+        } else if opt.eq_ignore_ascii_case(b"laddr") {
+            f.laddr = Some(val);
+        } else if opt.eq_ignore_ascii_case(b"user") {
+            // Only `default` exists; it is every client's user.
+            if &val[..] != DEFAULT_USER {
+                let u = String::from_utf8_lossy(&val).into_owned();
+                c.add_reply_error(&format!("ERR No such user '{u}'"));
+                return None;
+            }
+        } else if opt.eq_ignore_ascii_case(b"skipme") {
+            if val.eq_ignore_ascii_case(b"yes") {
+                f.skipme = true;
+            } else if val.eq_ignore_ascii_case(b"no") {
+                f.skipme = false;
+            } else {
+                c.add_reply_syntax_error();
+                return None;
+            }
+        } else {
+            c.add_reply_syntax_error();
+            return None;
+        }
+        i += 2;
+    }
+    Some(f)
+}
+
+fn kill_filter_matches(f: &KillFilter, cl: &Client) -> bool {
+    f.addr.as_ref().is_none_or(|a| a[..] == *cl.addr.as_bytes())
+        && f.laddr.as_ref().is_none_or(|a| a[..] == *cl.laddr.as_bytes())
+        && f.client_type.is_none_or(|t| client_type(cl) == t)
+        && f.id.is_none_or(|id| cl.id == id)
+}
+
+/// CLIENT NO-EVICT ON|OFF
+// redis: networking.c clientCommand ("no-evict")
+pub fn client_no_evict_command(_srv: &mut Server, c: &mut Client) {
+    if c.arg(2).eq_ignore_ascii_case(b"on") {
+        c.flags |= CLIENT_NO_EVICT;
+    } else if c.arg(2).eq_ignore_ascii_case(b"off") {
+        c.flags &= !CLIENT_NO_EVICT;
+    } else {
+        c.add_reply_syntax_error();
+        return;
+    }
+    c.add_reply_ok();
+}
+
+/// CLIENT GETREDIR
+// redis: networking.c clientCommand ("getredir"): -1 = tracking is off,
+// which it always is here (no client-side caching support yet).
+pub fn client_getredir_command(_srv: &mut Server, c: &mut Client) {
+    c.add_reply_integer(-1);
+}
+
+/// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
+// redis: networking.c clientCommand ("unblock"). No command blocks yet, so
+// no client can be unblocked: the reply is always 0 after the checks.
+pub fn client_unblock_command(_srv: &mut Server, c: &mut Client) {
+    if c.argc() > 4 {
+        c.add_reply_subcommand_syntax_error();
+        return;
+    }
+    if c.argc() == 4
+        && !c.arg(3).eq_ignore_ascii_case(b"timeout")
+        && !c.arg(3).eq_ignore_ascii_case(b"error")
+    {
+        c.add_reply_error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+        return;
+    }
+    if protocol::util::string2ll(c.arg(2)).is_none() {
+        c.add_reply_error("ERR value is not an integer or out of range");
+        return;
+    }
+    c.add_reply_integer(0);
+}
+
+/// CLIENT CACHING YES|NO
+// redis: networking.c clientCommand ("caching"): only legal in tracking
+// mode, which does not exist here yet.
+pub fn client_caching_command(_srv: &mut Server, c: &mut Client) {
+    c.add_reply_error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled");
+}
+
+/// CLIENT TRACKINGINFO
+// redis: networking.c clientTrackingInfoCommand, for a client whose
+// tracking is off (the only state there is yet).
+pub fn client_trackinginfo_command(_srv: &mut Server, c: &mut Client) {
+    c.add_reply_map_len(3);
+    c.add_reply_bulk(b"flags");
+    c.add_reply_set_len(1);
+    c.add_reply_bulk(b"off");
+    c.add_reply_bulk(b"redirect");
+    c.add_reply_integer(-1);
+    c.add_reply_bulk(b"prefixes");
+    c.add_reply_array_len(0);
+}
+
+/// CLIENT HELP
+// redis: networking.c clientCommand ("help"); the text lists every 7.0
+// subcommand, including those redis-lite does not have yet.
+pub fn client_help_command(_srv: &mut Server, c: &mut Client) {
+    c.add_reply_help("CLIENT", CLIENT_HELP);
+}
+
+const CLIENT_HELP: &[&str] = &[
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+];
+
+// ---- CLIENT LIST helpers ----
+
+/// getClientType: what CLIENT LIST TYPE / CLIENT KILL TYPE filter on. No
+/// replication or pub/sub yet, so every client is `Normal` (a MONITOR
+/// client is normal in Redis too).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientType {
+    Normal,
+    Replica,
+    Pubsub,
+    Master,
+}
+
+fn client_type(_c: &Client) -> ClientType {
+    ClientType::Normal
+}
+
+/// getClientTypeByName (case-insensitive; `slave` is the old `replica`).
+fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
+    let n = name.to_ascii_lowercase();
+    match &n[..] {
+        b"normal" => Some(ClientType::Normal),
+        b"slave" | b"replica" => Some(ClientType::Replica),
+        b"pubsub" => Some(ClientType::Pubsub),
+        b"master" => Some(ClientType::Master),
+        _ => None,
+    }
+}
+
+/// The full name of the command the calling client is running ("client|list"):
+/// Redis sets c->cmd before the call, so CLIENT LIST shows it for itself.
+fn current_command_name(srv: &Server, c: &Client) -> String {
+    match srv.commands.lookup_argv(&c.argv) {
+        Ok(Some(id)) => srv.commands.get(id).fullname.clone(),
+        _ => c.last_cmd.to_string(),
+    }
+}
+
+/// Every client id, the caller included, in creation order (Redis walks
+/// server.clients, which is in creation order).
+fn all_client_ids(srv: &Server, c: &Client) -> Vec<u64> {
+    let mut ids: Vec<u64> = srv.clients.values().map(|cl| cl.id).collect();
+    ids.push(c.id);
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
+/// Run `f` on the client with this id: the caller or one in `srv.clients`.
+fn with_client(srv: &Server, c: &Client, id: u64, f: impl FnOnce(&Client)) {
+    if id == c.id {
+        f(c);
+    } else if let Some(cl) = srv.clients.values().find(|cl| cl.id == id) {
+        f(cl);
+    }
+}
+
+fn append_info_line(out: &mut Vec<u8>, cl: &Client, current_cmd: &str) {
+    out.extend_from_slice(&client_info_string(cl, current_cmd));
+    out.push(b'\n');
+}
+
+/// catClientInfoString: one CLIENT LIST line, fields in 7.0.15's order.
+/// `running_cmd` is used for the client whose command is executing; other
+/// clients show their last command. Memory fields are redis-lite's own
+/// buffers measured the way Redis measures its: they cannot match Redis.
+pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
+    let now = Instant::now();
+    let age = now.saturating_duration_since(cl.ctime).as_secs();
+    let idle = now.saturating_duration_since(cl.last_interaction).as_secs();
+    let cmd = if cl.argv.is_empty() { cl.last_cmd } else { running_cmd };
+    let argv_mem: usize = cl.argv.iter().map(|a| a.len()).sum();
+    let qbuf = cl.querybuf.len();
+    let qbuf_free = cl.querybuf.capacity() - qbuf;
+    let rbs = cl.reply.capacity().max(PROTO_REPLY_CHUNK_BYTES);
+    // Redis keeps 16 KB in its static buffer (obl) and the rest in a list
+    // of blocks (oll blocks, omem bytes); ours is one buffer, split the same way.
+    let obl = cl.reply.len().min(PROTO_REPLY_CHUNK_BYTES);
+    let omem = cl.reply.len() - obl;
+    let oll = usize::from(omem > 0);
+    let tot_mem = std::mem::size_of::<Client>() + cl.querybuf.capacity() + argv_mem + rbs;
+    let events = if cl.has_flag(CLIENT_WRITE_INTEREST) { "rw" } else { "r" };
+    let resp = if cl.resp == Resp::V3 { 3 } else { 2 };
+    let mut line = format!(
+        "id={} addr={} laddr={} fd={} name=",
+        cl.id, cl.addr, cl.laddr, cl.fd
+    )
+    .into_bytes();
+    if let Some(n) = &cl.name {
+        line.extend_from_slice(n);
+    }
+    line.extend_from_slice(
+        format!(
+            " age={age} idle={idle} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={qbuf} \
+             qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem=0 rbs={rbs} rbp={rbs} \
+             obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} events={events} cmd={cmd} \
+             user=default redir=-1 resp={resp}",
+            client_flags_string(cl.flags),
+            cl.db
+        )
+        .as_bytes(),
+    );
+    line
+}
+
+/// The `flags=` letters of CLIENT LIST, in Redis's order; `N` when none.
+pub fn client_flags_string(flags: u32) -> String {
+    let mut s = String::new();
+    if flags & CLIENT_MONITOR != 0 {
+        s.push('O');
+    }
+    if flags & CLIENT_CLOSE_AFTER_REPLY != 0 {
+        s.push('c');
+    }
+    if flags & CLIENT_CLOSE_ASAP != 0 {
+        s.push('A');
+    }
+    if flags & CLIENT_NO_EVICT != 0 {
+        s.push('e');
+    }
+    if s.is_empty() {
+        s.push('N');
+    }
+    s
+}
+
+#[cfg(test)]
+mod connection_tests {
+    use super::*;
+
+    #[test]
+    fn client_flags_string_orders_letters_like_redis() {
+        assert_eq!(client_flags_string(0), "N");
+        assert_eq!(client_flags_string(CLIENT_NO_EVICT), "e");
+        assert_eq!(
+            client_flags_string(CLIENT_NO_EVICT | CLIENT_CLOSE_AFTER_REPLY | CLIENT_MONITOR),
+            "Oce"
+        );
+        // Internal bookkeeping flags are not shown.
+        assert_eq!(client_flags_string(CLIENT_PENDING_WRITE), "N");
+    }
+
+    #[test]
+    fn client_type_names_are_case_insensitive_with_slave_alias() {
+        assert_eq!(client_type_by_name(b"NORMAL"), Some(ClientType::Normal));
+        assert_eq!(client_type_by_name(b"slave"), Some(ClientType::Replica));
+        assert_eq!(client_type_by_name(b"Replica"), Some(ClientType::Replica));
+        assert_eq!(client_type_by_name(b"pubsub"), Some(ClientType::Pubsub));
+        assert_eq!(client_type_by_name(b"master"), Some(ClientType::Master));
+        assert_eq!(client_type_by_name(b"foo"), None);
+    }
+}

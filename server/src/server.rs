@@ -1,0 +1,579 @@
+//! The server: global state, `process_command`, `call()` and `server_cron`
+//! (Redis's server.c).
+//!
+//! `Server` holds everything the single thread owns: the databases, the
+//! connected clients, the command table, the configuration and the counters
+//! INFO reports. Commands receive `&mut Server` and the calling client.
+//!
+//! `call()` is the one place where a command runs. Everything measured about
+//! commands (duration, latency events, SLOWLOG, MONITOR, INFO commandstats)
+//! is recorded there and nowhere else, so one breakpoint in `call()` shows
+//! every instrument.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mio::net::TcpListener;
+use mio::{Poll, Token};
+use storage::db::Db;
+use storage::dict::Dict;
+
+use crate::commands::{
+    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_PROTECTED, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG,
+};
+use crate::latency::LatencyMonitor;
+use crate::slowlog::{self, Slowlog};
+use crate::monitor;
+use crate::config::{Config, ProtectedAction};
+use crate::log::{server_log, LogLevel};
+use crate::networking::{Client, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP};
+
+/// The version we answer as: redis-lite behaves like Redis 7.0.15, and
+/// clients (redis-cli's hints, redis-py's feature checks) read this number.
+pub const REDIS_VERSION: &str = "7.0.15";
+
+/// CONFIG_MIN_HZ / CONFIG_MAX_HZ: the range `hz` is clamped to.
+pub const CONFIG_MIN_HZ: i64 = 1;
+pub const CONFIG_MAX_HZ: i64 = 500;
+
+/// MAX_CLIENTS_PER_CLOCK_TICK: dynamic-hz doubles hz while there are more
+/// clients than this per cron tick.
+pub const MAX_CLIENTS_PER_CLOCK_TICK: i64 = 200;
+
+/// CONFIG_RUN_ID_SIZE: run_id is 40 hex characters.
+pub const CONFIG_RUN_ID_SIZE: usize = 40;
+
+/// Listening sockets use tokens 0..FIRST_CLIENT_TOKEN; clients the ones after.
+pub const LISTENER_TOKEN: Token = Token(0);
+pub const FIRST_CLIENT_TOKEN: usize = 64;
+
+/// STATS_METRIC_SAMPLES: instantaneous metrics average this many samples,
+/// taken every 100 ms by server_cron.
+pub const STATS_METRIC_SAMPLES: usize = 16;
+
+/// Counters reported by INFO stats (server.stat_* in Redis).
+#[derive(Default, Debug)]
+pub struct Stats {
+    pub numcommands: u64,
+    pub numconnections: u64,
+    pub rejected_conn: u64,
+    pub expiredkeys: u64,
+    pub keyspace_hits: u64,
+    pub keyspace_misses: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    pub total_reads_processed: u64,
+    pub total_writes_processed: u64,
+    pub total_error_replies: u64,
+    /// errorstat_<CODE>: count per error code.
+    pub errors: HashMap<String, u64>,
+    pub eventloop_cycles: u64,
+    pub eventloop_duration_sum: u64,
+    pub eventloop_duration_cmd_sum: u64,
+}
+
+/// A sampled metric ring (server.inst_metric in Redis).
+#[derive(Default, Debug)]
+pub struct InstMetric {
+    pub last_sample_time_ms: i64,
+    pub last_sample_count: u64,
+    pub samples: [u64; STATS_METRIC_SAMPLES],
+    pub idx: usize,
+}
+
+impl InstMetric {
+    /// trackInstantaneousMetric: record the per-second rate since the last sample.
+    pub fn track(&mut self, current: u64, now_ms: i64) {
+        let t = now_ms - self.last_sample_time_ms;
+        let ops = current.saturating_sub(self.last_sample_count);
+        let rate = if t > 0 { ops * 1000 / t as u64 } else { 0 };
+        self.samples[self.idx] = rate;
+        self.idx = (self.idx + 1) % STATS_METRIC_SAMPLES;
+        self.last_sample_time_ms = now_ms;
+        self.last_sample_count = current;
+    }
+
+    /// getInstantaneousMetric: the mean of the samples.
+    pub fn value(&self) -> u64 {
+        self.samples.iter().sum::<u64>() / STATS_METRIC_SAMPLES as u64
+    }
+}
+
+pub struct Server {
+    pub config: Config,
+    pub dbs: Vec<Db>,
+    pub commands: CommandTable,
+    /// Connected clients by poller token. While a client's commands run it is
+    /// taken out of this map and handed to the handlers as `&mut Client`.
+    pub clients: HashMap<Token, Box<Client>>,
+    pub poll: Poll,
+    pub listeners: Vec<TcpListener>,
+    pub next_token: usize,
+    pub next_client_id: u64,
+    /// Clients with replies to write before the next poll.
+    pub clients_pending_write: Vec<Token>,
+    /// Clients whose socket may still hold unread bytes (see networking.rs).
+    pub clients_pending_read: Vec<Token>,
+    /// Clients to close at the next before_sleep (freeClientAsync).
+    pub clients_to_close: Vec<Token>,
+    pub stats: Stats,
+    /// SLOWLOG entries, newest first.
+    pub slowlog: Slowlog,
+    /// LATENCY events (latency-monitor-threshold).
+    pub latency: LatencyMonitor,
+    /// Clients that ran MONITOR.
+    pub monitors: Vec<Token>,
+    /// DEBUG SET-ACTIVE-EXPIRE: whether the active expiry cycle runs.
+    pub active_expire_enabled: bool,
+    pub inst_ops: InstMetric,
+    pub inst_net_input: InstMetric,
+    pub inst_net_output: InstMetric,
+    /// Changes since the last save (rdb_changes_since_last_save).
+    pub dirty: u64,
+    /// Process start, for uptime.
+    pub start_time: Instant,
+    pub start_unix: i64,
+    pub run_id: String,
+    pub cronloops: u64,
+    /// Effective hz (dynamic-hz may raise it above the configured one).
+    pub hz: i64,
+    /// Unix time in ms captured before each command (commandTimeSnapshot):
+    /// one command sees one "now", so a key cannot expire half-way.
+    pub cmd_time_snapshot: i64,
+    /// LRU clock (seconds, 24 bits), refreshed by server_cron.
+    pub lruclock: u32,
+    pub shutdown_asap: bool,
+    pub stat_peak_memory: usize,
+    pub lastsave: i64,
+    pub executable: String,
+    pub config_file: String,
+}
+
+/// Wall-clock unix time in milliseconds.
+pub fn mstime() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// Wall-clock unix time in microseconds.
+pub fn ustime() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// LRU_CLOCK_RESOLUTION is 1000 ms: the clock counts seconds, wrapped to 24 bits.
+pub fn get_lru_clock() -> u32 {
+    ((mstime() / 1000) as u32) & storage::object::LRU_CLOCK_MAX
+}
+
+impl Server {
+    pub fn new(config: Config) -> std::io::Result<Server> {
+        let poll = Poll::new()?;
+        let dbs = (0..config.databases as usize).map(Db::new).collect();
+        let hz = config.hz;
+        Ok(Server {
+            config,
+            dbs,
+            commands: CommandTable::new(),
+            clients: HashMap::new(),
+            poll,
+            listeners: Vec::new(),
+            next_token: FIRST_CLIENT_TOKEN,
+            next_client_id: 1,
+            clients_pending_write: Vec::new(),
+            clients_pending_read: Vec::new(),
+            clients_to_close: Vec::new(),
+            stats: Stats::default(),
+            slowlog: Slowlog::default(),
+            latency: LatencyMonitor::new(),
+            monitors: Vec::new(),
+            active_expire_enabled: true,
+            inst_ops: InstMetric::default(),
+            inst_net_input: InstMetric::default(),
+            inst_net_output: InstMetric::default(),
+            dirty: 0,
+            start_time: Instant::now(),
+            start_unix: mstime() / 1000,
+            run_id: random_hex(CONFIG_RUN_ID_SIZE),
+            cronloops: 0,
+            hz,
+            cmd_time_snapshot: mstime(),
+            lruclock: get_lru_clock(),
+            shutdown_asap: false,
+            stat_peak_memory: 0,
+            lastsave: mstime() / 1000,
+            executable: std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            config_file: String::new(),
+        })
+    }
+
+    /// Move the error codes a client replied with into INFO errorstats
+    /// (afterErrorReply). Returns how many errors there were.
+    pub fn note_errors(&mut self, c: &mut Client) -> usize {
+        let n = c.errors.len();
+        for code in c.errors.drain(..) {
+            self.stats.total_error_replies += 1;
+            let code = String::from_utf8_lossy(&code).into_owned();
+            *self.stats.errors.entry(code).or_insert(0) += 1;
+        }
+        n
+    }
+}
+
+/// A random hex string (run_id, replication ids).
+pub fn random_hex(len: usize) -> String {
+    use rand::RngExt;
+    let mut rng = rand::rng();
+    (0..len)
+        .map(|_| char::from_digit(rng.random_range(0..16u32), 16).unwrap_or('0'))
+        .collect()
+}
+
+/// processCommand: everything between "a complete command arrived" and
+/// `call()`: lookup, arity, protection checks. Rejections here are replies
+/// (the connection lives on) and count as rejected_calls.
+pub fn process_command(srv: &mut Server, c: &mut Client) {
+    srv.cmd_time_snapshot = mstime();
+
+    // securityWarningCommand: an HTTP request sent to the Redis port (a
+    // cross-protocol attack). Redis closes the connection without a reply.
+    if c.arg(0).eq_ignore_ascii_case(b"post") || c.arg(0).eq_ignore_ascii_case(b"host:") {
+        server_log(
+            LogLevel::Warning,
+            "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. This is likely due to an attacker attempting to use Cross Protocol Scripting to compromise your Redis instance. Connection aborted.",
+        );
+        c.flags |= CLIENT_CLOSE_ASAP;
+        return;
+    }
+
+    let id = match srv.commands.lookup_argv(&c.argv) {
+        Ok(Some(id)) => id,
+        Ok(None) => {
+            let msg = unknown_command_error(&c.argv);
+            reject_command(srv, c, None, &msg);
+            return;
+        }
+        Err(container) => {
+            let msg = format!(
+                "ERR unknown subcommand '{}'. Try {} HELP.",
+                lossy_truncated(c.arg(1), 128),
+                srv.commands.get(container).spec.name.to_uppercase()
+            );
+            reject_command(srv, c, Some(container), &msg);
+            return;
+        }
+    };
+
+    let cmd = srv.commands.get(id);
+    let arity = cmd.spec.arity;
+    let argc = c.argc() as i32;
+    if (arity > 0 && arity != argc) || argc < -arity {
+        let msg = format!(
+            "ERR wrong number of arguments for '{}' command",
+            cmd.fullname
+        );
+        reject_command(srv, c, Some(id), &msg);
+        return;
+    }
+
+    if cmd.spec.flags & CMD_PROTECTED != 0 && !allow_protected_action(srv.config.enable_debug_command, c) {
+        reject_command(
+            srv,
+            c,
+            Some(id),
+            "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+        );
+        return;
+    }
+
+    call(srv, c, id);
+}
+
+/// allowProtectedAction: `yes`, or `local` from a loopback connection.
+fn allow_protected_action(setting: ProtectedAction, c: &Client) -> bool {
+    match setting {
+        ProtectedAction::Yes => true,
+        ProtectedAction::No => false,
+        ProtectedAction::Local => {
+            c.addr.starts_with("127.") || c.addr.starts_with("[::1]")
+        }
+    }
+}
+
+/// rejectCommand: reply with the error (CR/LF become spaces), count it.
+fn reject_command(srv: &mut Server, c: &mut Client, cmd: Option<CmdId>, msg: &str) {
+    let clean: String = msg
+        .chars()
+        .map(|ch| if ch == '\r' || ch == '\n' { ' ' } else { ch })
+        .collect();
+    c.add_reply_error(&clean);
+    srv.note_errors(c);
+    if let Some(id) = cmd {
+        srv.commands.get_mut(id).stats.rejected_calls += 1;
+    }
+}
+
+/// The text Redis sends for an unknown command: the name (at most 128
+/// bytes) and the first arguments, each as `'arg' `, until 128 bytes.
+fn unknown_command_error(argv: &[bytes::Bytes]) -> String {
+    let mut args = String::new();
+    for a in &argv[1..] {
+        if args.len() >= 128 {
+            break;
+        }
+        let room = 128 - args.len();
+        args.push('\'');
+        args.push_str(&lossy_truncated(a, room));
+        args.push_str("' ");
+    }
+    format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        lossy_truncated(&argv[0], 128),
+        args
+    )
+}
+
+/// `%.128s` of a byte string.
+pub fn lossy_truncated(b: &[u8], max: usize) -> String {
+    String::from_utf8_lossy(&b[..b.len().min(max)]).into_owned()
+}
+
+/// call(): run one command and measure it. In Redis's order, after the
+/// handler: latency sample, slowlog entry, monitor feed, command statistics.
+/// Every instrument hooks in here, so one breakpoint shows them all.
+pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
+    let (proc, flags) = {
+        let spec = srv.commands.get(id).spec;
+        (spec.proc, spec.flags)
+    };
+
+    let start = Instant::now();
+    proc(srv, c);
+    let duration = start.elapsed();
+    let micros = duration.as_micros() as u64;
+
+    // The arguments as instruments show them (AUTH passwords redacted).
+    let argv = match c.original_argv.take() {
+        Some(redacted) => redacted,
+        None => std::mem::take(&mut c.argv),
+    };
+
+    // 1. Latency monitor: `command`, or `fast-command` for O(1)/O(log N)
+    //    commands, when at least latency-monitor-threshold ms.
+    let event = if flags & CMD_FAST != 0 {
+        "fast-command"
+    } else {
+        "command"
+    };
+    let threshold = srv.config.latency_monitor_threshold;
+    srv.latency
+        .add_sample_if_needed(threshold, event, duration.as_millis() as u64);
+
+    // 2. SLOWLOG: execution time only, no I/O.
+    if flags & CMD_SKIP_SLOWLOG == 0 {
+        slowlog::slowlog_push_entry_if_needed(srv, c, &argv, micros);
+    }
+
+    // 3. MONITOR: admin commands (CONFIG, DEBUG, ...) are never shown.
+    if flags & (CMD_SKIP_MONITOR | CMD_ADMIN) == 0 {
+        monitor::replication_feed_monitors(srv, c, c.db, &argv);
+    }
+    c.argv = argv;
+
+    // 4. Command statistics (INFO commandstats, LATENCY HISTOGRAM) and
+    //    error statistics (INFO errorstats).
+    let failed = srv.note_errors(c) > 0;
+    let tracking = srv.config.latency_tracking;
+    let cmd = srv.commands.get_mut(id);
+    cmd.stats.calls += 1;
+    cmd.stats.microseconds += micros;
+    if failed {
+        cmd.stats.failed_calls += 1;
+    }
+    if tracking {
+        cmd.histogram.record(duration.as_nanos() as u64);
+    }
+    c.last_cmd = static_fullname(srv, id);
+    srv.stats.numcommands += 1;
+    srv.stats.eventloop_duration_cmd_sum += micros;
+}
+
+/// The command's full name with a 'static lifetime for CLIENT LIST's cmd=.
+fn static_fullname(srv: &Server, id: CmdId) -> &'static str {
+    let cmd = srv.commands.get(id);
+    match cmd.parent {
+        None => cmd.spec.name,
+        // Subcommands show as "config|get"; leak-free because the names of
+        // all subcommands are interned once in FULLNAMES.
+        Some(_) => intern_fullname(&cmd.fullname),
+    }
+}
+
+fn intern_fullname(name: &str) -> &'static str {
+    use std::sync::Mutex;
+    static FULLNAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+    let mut names = FULLNAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(n) = names.iter().find(|n| **n == name) {
+        return n;
+    }
+    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
+    names.push(leaked);
+    leaked
+}
+
+/// The proc of a container command: only reached when the container is
+/// called alone with enough arguments, which the arity check prevents; kept
+/// for COMMAND INFO's sake (Redis's container commands have no proc at all).
+pub fn container_command(_srv: &mut Server, c: &mut Client) {
+    c.add_reply_subcommand_syntax_error();
+}
+
+/// serverCron: runs `hz` times per second, after the file events of a loop
+/// pass. Everything periodic lives here, as in Redis.
+pub fn server_cron(srv: &mut Server) {
+    let now_ms = mstime();
+    srv.lruclock = get_lru_clock();
+
+    // dynamic-hz: with many clients, tick faster so clientsCron can visit
+    // each of them often enough (MAX_CLIENTS_PER_CLOCK_TICK per tick).
+    srv.hz = srv.config.hz.clamp(CONFIG_MIN_HZ, CONFIG_MAX_HZ);
+    if srv.config.dynamic_hz {
+        while srv.clients.len() as i64 / srv.hz > MAX_CLIENTS_PER_CLOCK_TICK {
+            srv.hz *= 2;
+            if srv.hz > CONFIG_MAX_HZ {
+                srv.hz = CONFIG_MAX_HZ;
+                break;
+            }
+        }
+    }
+
+    // run_with_period(100): instantaneous metrics.
+    if run_with_period(srv, 100) {
+        srv.inst_ops.track(srv.stats.numcommands, now_ms);
+        srv.inst_net_input.track(srv.stats.net_input_bytes, now_ms);
+        srv.inst_net_output.track(srv.stats.net_output_bytes, now_ms);
+    }
+
+    let mem = crate::memory::used_memory();
+    if mem > srv.stat_peak_memory {
+        srv.stat_peak_memory = mem;
+    }
+
+    databases_cron(srv);
+
+    if srv.shutdown_asap {
+        crate::ae::prepare_for_shutdown_and_exit(srv);
+    }
+    srv.cronloops += 1;
+}
+
+/// run_with_period(ms): true on the cron ticks that fall every `ms` ms.
+pub fn run_with_period(srv: &Server, ms: i64) -> bool {
+    let period = 1000 / srv.hz;
+    ms <= period || srv.cronloops % (ms / period) as u64 == 0
+}
+
+/// databasesCron: resize hash tables that became too sparse, and spend up to
+/// 1 ms per call on incremental rehashing (activerehashing yes).
+fn databases_cron(srv: &mut Server) {
+    // tryResizeHashTables: shrink dicts whose fill fell under 10%.
+    for db in srv.dbs.iter_mut() {
+        if db.dict.needs_resize() {
+            db.dict.resize_to_fit();
+        }
+        if db.expires.needs_resize() {
+            db.expires.resize_to_fit();
+        }
+    }
+    // incrementallyRehash: the first db that is rehashing gets 1 ms.
+    if srv.config.activerehashing {
+        for db in srv.dbs.iter_mut() {
+            if db.dict.is_rehashing() {
+                db.dict.rehash_milliseconds(1);
+                break;
+            }
+            if db.expires.is_rehashing() {
+                db.expires.rehash_milliseconds(1);
+                break;
+            }
+        }
+    }
+}
+
+/// Milliseconds until the next server_cron tick, from the effective hz.
+pub fn cron_period(srv: &Server) -> Duration {
+    Duration::from_millis((1000 / srv.hz.clamp(CONFIG_MIN_HZ, CONFIG_MAX_HZ)) as u64)
+}
+
+/// Return a dict's allocation for reuse. Helper for FLUSH*/SWAPDB.
+pub fn empty_dict<V>() -> Dict<V> {
+    Dict::new()
+}
+
+// ---- commands that live in server.c ----
+
+/// PING [message]
+// redis: server.c pingCommand
+pub fn ping_command(_srv: &mut Server, c: &mut Client) {
+    if c.argc() > 2 {
+        c.add_reply_error("ERR wrong number of arguments for 'ping' command");
+        return;
+    }
+    if c.argc() == 1 {
+        c.add_reply_status(b"PONG");
+    } else {
+        let msg = c.argv[1].clone();
+        c.add_reply_bulk(&msg);
+    }
+}
+
+/// ECHO message
+// redis: server.c echoCommand
+pub fn echo_command(_srv: &mut Server, c: &mut Client) {
+    let msg = c.argv[1].clone();
+    c.add_reply_bulk(&msg);
+}
+
+/// TIME
+// redis: server.c timeCommand
+pub fn time_command(_srv: &mut Server, c: &mut Client) {
+    let us = ustime();
+    c.add_reply_array_len(2);
+    c.add_reply_bulk(format!("{}", us / 1_000_000).as_bytes());
+    c.add_reply_bulk(format!("{}", us % 1_000_000).as_bytes());
+}
+
+/// LASTSAVE
+// redis: rdb.c lastsaveCommand
+pub fn lastsave_command(srv: &mut Server, c: &mut Client) {
+    c.add_reply_integer(srv.lastsave);
+}
+
+/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
+// redis: server.c shutdownCommand
+pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
+    for i in 1..c.argc() {
+        let a = c.arg(i);
+        let known = [&b"nosave"[..], b"save", b"now", b"force", b"abort"]
+            .iter()
+            .any(|k| a.eq_ignore_ascii_case(k));
+        if !known {
+            c.add_reply_syntax_error();
+            return;
+        }
+        if a.eq_ignore_ascii_case(b"abort") {
+            c.add_reply_error("ERR No shutdown in progress.");
+            return;
+        }
+    }
+    server_log(LogLevel::Warning, "User requested shutdown...");
+    // No persistence yet: nothing to save, so shutting down cannot fail.
+    c.flags |= CLIENT_CLOSE_AFTER_REPLY;
+    crate::ae::prepare_for_shutdown_and_exit(srv);
+}

@@ -1,0 +1,804 @@
+//! String commands (Redis's t_string.c, plus SETBIT/GETBIT/BITCOUNT from
+//! bitops.c).
+//!
+//! Every handler follows the same recipe: parse the arguments (errors first,
+//! in Redis's order, because the order decides *which* error a client sees),
+//! look the key up for reading or writing, return early on WRONGTYPE, change
+//! the value through the string type API (`storage::t_string`), reply, mark
+//! the key modified and count the change in `srv.dirty`.
+//!
+//! Encodings are never chosen here: the type API has one constructor per way
+//! a string comes to exist (client value, INCR result, INCRBYFLOAT text,
+//! zero-filled SETRANGE/SETBIT buffer), and in-place edits go through
+//! `StrValue::{append, setrange, setbit}`, which leave the value `raw`.
+//!
+//! Lookups go through `db::lookup_key_read` / `db::lookup_key_write`, which
+//! delete a key whose TTL has passed before the command sees it.
+
+use bytes::Bytes;
+use storage::object::{RObj, StrValue, Value};
+use storage::t_string::{
+    check_string_length, create_string_object_encoded, create_string_object_from_long_double,
+    create_string_object_from_long_long, create_zeroed_raw,
+};
+use storage::util::{incr_by_float, string2ll};
+
+use crate::db;
+use crate::expire::add_reply_error_expire_time;
+use crate::networking::Client;
+use crate::server::Server;
+
+// Flags of SET / GETEX options (server.h OBJ_*): a plain bit set, as in
+// Redis, so the compatibility rules read as in parseExtendedStringArguments.
+pub const OBJ_NO_FLAGS: u32 = 0;
+/// Set if key does not exist.
+pub const OBJ_SET_NX: u32 = 1 << 0;
+/// Set if key exists.
+pub const OBJ_SET_XX: u32 = 1 << 1;
+/// Relative expire in seconds.
+pub const OBJ_EX: u32 = 1 << 2;
+/// Relative expire in milliseconds.
+pub const OBJ_PX: u32 = 1 << 3;
+/// Keep the TTL the key already has.
+pub const OBJ_KEEPTTL: u32 = 1 << 4;
+/// Reply with the old value (SET ... GET).
+pub const OBJ_SET_GET: u32 = 1 << 5;
+/// Absolute expire, unix seconds.
+pub const OBJ_EXAT: u32 = 1 << 6;
+/// Absolute expire, unix milliseconds.
+pub const OBJ_PXAT: u32 = 1 << 7;
+/// Remove the TTL (GETEX PERSIST).
+pub const OBJ_PERSIST: u32 = 1 << 8;
+
+/// Which command's options `parse_extended_string_arguments` accepts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum CommandType {
+    Set,
+    Get,
+}
+
+/// UNIT_SECONDS / UNIT_MILLISECONDS: how an expire argument is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Seconds,
+    Milliseconds,
+}
+
+const ERR_NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+const ERR_BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
+const ERR_BIT_VALUE: &str = "ERR bit is not an integer or out of range";
+const ERR_TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+
+// ---- shared pieces ----
+
+/// Turn a C-string view of an argument: Redis compares options with
+/// strcasecmp, which stops at the first NUL byte.
+fn c_str(arg: &[u8]) -> &[u8] {
+    match arg.iter().position(|&b| b == 0) {
+        Some(n) => &arg[..n],
+        None => arg,
+    }
+}
+
+/// getLongLongFromObjectOrReply with the default error text.
+fn parse_i64_or_reply(c: &mut Client, arg: &[u8]) -> Option<i64> {
+    let v = string2ll(arg);
+    if v.is_none() {
+        c.add_reply_error(ERR_NOT_INTEGER);
+    }
+    v
+}
+
+/// The string value of `o`, or a WRONGTYPE reply (checkType).
+fn str_or_wrongtype<'a>(c: &mut Client, o: &'a mut RObj) -> Option<&'a mut StrValue> {
+    let s = o.as_str_mut();
+    if s.is_none() {
+        c.add_reply_wrongtype();
+    }
+    s
+}
+
+/// A new string object holding `v`, with the current LRU clock.
+fn new_string(srv: &Server, v: StrValue) -> RObj {
+    db::new_object(srv, Value::Str(v))
+}
+
+/// getGenericCommand: reply with the value (null if missing). Err only for
+/// WRONGTYPE, so SET ... GET and GETSET stop before writing anything.
+fn get_generic_command(srv: &mut Server, c: &mut Client) -> Result<(), ()> {
+    let key = c.argv[1].clone();
+    match db::lookup_key_read(srv, c.db, &key) {
+        None => c.add_reply_null(),
+        Some(o) => match o.as_str() {
+            None => {
+                c.add_reply_wrongtype();
+                return Err(());
+            }
+            Some(s) => c.add_reply_bulk(&s.as_bytes()),
+        },
+    }
+    Ok(())
+}
+
+/// parseExtendedStringArgumentsOrReply: the options of SET (from argv[3])
+/// or GETEX (from argv[2]), in any order. Conflicting options, an option of
+/// the other command, or EX/PX/EXAT/PXAT without a value is a syntax error.
+/// Repeating the same option is allowed (the last expire wins).
+/// Returns the flags, the expire argument and its unit.
+pub fn parse_extended_string_arguments(
+    c: &mut Client,
+    command_type: CommandType,
+) -> Option<(u32, Option<Bytes>, Unit)> {
+    let mut flags = OBJ_NO_FLAGS;
+    let mut expire = None;
+    let mut unit = Unit::Seconds;
+    const EXPIRES: u32 = OBJ_EX | OBJ_PX | OBJ_EXAT | OBJ_PXAT;
+    let is_set = command_type == CommandType::Set;
+    let mut j = if is_set { 3 } else { 2 };
+    while j < c.argc() {
+        let opt = c_str(c.arg(j)).to_ascii_uppercase();
+        let has_next = j + 1 < c.argc();
+        // The expire flags other than this one: EX after PX is a conflict,
+        // EX after EX just replaces the value.
+        let other_expires = |this: u32| flags & (EXPIRES & !this) != 0;
+        let nx_xx_get_keepttl = match &opt[..] {
+            b"NX" if is_set && flags & OBJ_SET_XX == 0 => Some(OBJ_SET_NX),
+            b"XX" if is_set && flags & OBJ_SET_NX == 0 => Some(OBJ_SET_XX),
+            b"GET" if is_set => Some(OBJ_SET_GET),
+            b"KEEPTTL" if is_set && flags & (OBJ_PERSIST | EXPIRES) == 0 => Some(OBJ_KEEPTTL),
+            b"PERSIST" if !is_set && flags & (EXPIRES | OBJ_KEEPTTL) == 0 => Some(OBJ_PERSIST),
+            _ => None,
+        };
+        if let Some(f) = nx_xx_get_keepttl {
+            flags |= f;
+            j += 1;
+            continue;
+        }
+        let (f, u) = match &opt[..] {
+            b"EX" => (OBJ_EX, Unit::Seconds),
+            b"PX" => (OBJ_PX, Unit::Milliseconds),
+            b"EXAT" => (OBJ_EXAT, Unit::Seconds),
+            b"PXAT" => (OBJ_PXAT, Unit::Milliseconds),
+            _ => {
+                c.add_reply_syntax_error();
+                return None;
+            }
+        };
+        if flags & (OBJ_KEEPTTL | OBJ_PERSIST) != 0 || other_expires(f) || !has_next {
+            c.add_reply_syntax_error();
+            return None;
+        }
+        flags |= f;
+        unit = u;
+        expire = Some(c.argv[j + 1].clone());
+        j += 2;
+    }
+    Some((flags, expire, unit))
+}
+
+/// getExpireMillisecondsOrReply: the expire argument as an absolute unix
+/// time in ms. Relative forms (EX/PX) are added to `now`. Zero, negative,
+/// and anything that overflows on the way is "invalid expire time".
+pub fn get_expire_milliseconds_or_reply(
+    c: &mut Client,
+    expire: &[u8],
+    flags: u32,
+    unit: Unit,
+    now: i64,
+) -> Option<i64> {
+    let mut ms = parse_i64_or_reply(c, expire)?;
+    if ms <= 0 || (unit == Unit::Seconds && ms > i64::MAX / 1000) {
+        add_reply_error_expire_time(c);
+        return None;
+    }
+    if unit == Unit::Seconds {
+        ms *= 1000;
+    }
+    if flags & (OBJ_EX | OBJ_PX) != 0 {
+        // Redis adds and then tests for a wrapped (non-positive) result.
+        ms = ms.wrapping_add(now);
+    }
+    if ms <= 0 {
+        add_reply_error_expire_time(c);
+        return None;
+    }
+    Some(ms)
+}
+
+/// setGenericCommand: the body of SET, SETNX, SETEX and PSETEX.
+/// `ok_reply` / `abort_reply` are the integer replies of SETNX (1 / 0);
+/// None means +OK and a null reply, SET's defaults.
+#[allow(clippy::too_many_arguments)]
+fn set_generic_command(
+    srv: &mut Server,
+    c: &mut Client,
+    flags: u32,
+    key: Bytes,
+    val: Bytes,
+    expire: Option<Bytes>,
+    unit: Unit,
+    ok_reply: Option<i64>,
+    abort_reply: Option<i64>,
+) {
+    let dbid = c.db;
+    let mut when = None;
+    if let Some(e) = expire {
+        let now = srv.cmd_time_snapshot;
+        when = Some(
+            match get_expire_milliseconds_or_reply(c, &e, flags, unit, now) {
+                Some(ms) => ms,
+                None => return,
+            },
+        );
+    }
+    if flags & OBJ_SET_GET != 0 && get_generic_command(srv, c).is_err() {
+        return;
+    }
+    let found = db::lookup_key_write(srv, dbid, &key).is_some();
+    if (flags & OBJ_SET_NX != 0 && found) || (flags & OBJ_SET_XX != 0 && !found) {
+        if flags & OBJ_SET_GET == 0 {
+            match abort_reply {
+                Some(n) => c.add_reply_integer(n),
+                None => c.add_reply_null(),
+            }
+        }
+        return;
+    }
+    let obj = new_string(srv, create_string_object_encoded(&val));
+    db::set_key(srv, dbid, &key, obj, flags & OBJ_KEEPTTL != 0);
+    srv.dirty += 1;
+    if let Some(when) = when {
+        // An EXAT/PXAT in the past is stored as is; the key disappears at
+        // its next lookup, as in Redis 7.0.
+        srv.dbs[dbid].set_expire(&key, when);
+    }
+    if flags & OBJ_SET_GET == 0 {
+        match ok_reply {
+            Some(n) => c.add_reply_integer(n),
+            None => c.add_reply_ok(),
+        }
+    }
+}
+
+// ---- SET family ----
+
+/// SET key value [NX | XX] [GET] [EX seconds | PX milliseconds |
+///     EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
+// redis: t_string.c setCommand
+pub fn set_command(srv: &mut Server, c: &mut Client) {
+    let Some((flags, expire, unit)) = parse_extended_string_arguments(c, CommandType::Set) else {
+        return;
+    };
+    let (key, val) = (c.argv[1].clone(), c.argv[2].clone());
+    set_generic_command(srv, c, flags, key, val, expire, unit, None, None);
+}
+
+/// SETNX key value
+// redis: t_string.c setnxCommand
+pub fn setnx_command(srv: &mut Server, c: &mut Client) {
+    let (key, val) = (c.argv[1].clone(), c.argv[2].clone());
+    set_generic_command(
+        srv,
+        c,
+        OBJ_SET_NX,
+        key,
+        val,
+        None,
+        Unit::Seconds,
+        Some(1),
+        Some(0),
+    );
+}
+
+/// SETEX key seconds value
+// redis: t_string.c setexCommand
+pub fn setex_command(srv: &mut Server, c: &mut Client) {
+    let (key, val, exp) = (c.argv[1].clone(), c.argv[3].clone(), c.argv[2].clone());
+    set_generic_command(
+        srv,
+        c,
+        OBJ_EX,
+        key,
+        val,
+        Some(exp),
+        Unit::Seconds,
+        None,
+        None,
+    );
+}
+
+/// PSETEX key milliseconds value
+// redis: t_string.c psetexCommand
+pub fn psetex_command(srv: &mut Server, c: &mut Client) {
+    let (key, val, exp) = (c.argv[1].clone(), c.argv[3].clone(), c.argv[2].clone());
+    set_generic_command(
+        srv,
+        c,
+        OBJ_PX,
+        key,
+        val,
+        Some(exp),
+        Unit::Milliseconds,
+        None,
+        None,
+    );
+}
+
+/// GET key
+// redis: t_string.c getCommand
+pub fn get_command(srv: &mut Server, c: &mut Client) {
+    let _ = get_generic_command(srv, c);
+}
+
+/// GETSET key value
+// redis: t_string.c getsetCommand
+pub fn getset_command(srv: &mut Server, c: &mut Client) {
+    if get_generic_command(srv, c).is_err() {
+        return;
+    }
+    let (key, val) = (c.argv[1].clone(), c.argv[2].clone());
+    let obj = new_string(srv, create_string_object_encoded(&val));
+    // Like SET: the new value drops any TTL.
+    db::set_key(srv, c.db, &key, obj, false);
+    srv.dirty += 1;
+}
+
+/// GETDEL key
+// redis: t_string.c getdelCommand
+pub fn getdel_command(srv: &mut Server, c: &mut Client) {
+    if get_generic_command(srv, c).is_err() {
+        return;
+    }
+    let key = c.argv[1].clone();
+    if db::db_sync_delete(srv, c.db, &key) {
+        db::signal_modified_key(srv, c.db, &key);
+        srv.dirty += 1;
+    }
+}
+
+/// GETEX key [EX seconds | PX milliseconds | EXAT unix-time-seconds |
+///     PXAT unix-time-milliseconds | PERSIST]
+// redis: t_string.c getexCommand
+pub fn getex_command(srv: &mut Server, c: &mut Client) {
+    let Some((flags, expire, unit)) = parse_extended_string_arguments(c, CommandType::Get) else {
+        return;
+    };
+    let (key, dbid, now) = (c.argv[1].clone(), c.db, srv.cmd_time_snapshot);
+    let Some(o) = db::lookup_key_read(srv, dbid, &key) else {
+        c.add_reply_null();
+        return;
+    };
+    let Some(s) = str_or_wrongtype(c, o) else {
+        return;
+    };
+    // The expire is validated only once the key is known to be a string.
+    let mut when = None;
+    if let Some(e) = expire {
+        when = Some(
+            match get_expire_milliseconds_or_reply(c, &e, flags, unit, now) {
+                Some(ms) => ms,
+                None => return,
+            },
+        );
+    }
+    // Reply first: the key may be deleted just below.
+    c.add_reply_bulk(&s.as_bytes());
+    let changed = match when {
+        // An absolute time already past deletes the key (checkAlreadyExpired).
+        Some(ms) if flags & (OBJ_EXAT | OBJ_PXAT) != 0 && ms <= now => {
+            db::db_sync_delete(srv, dbid, &key)
+        }
+        Some(ms) => {
+            srv.dbs[dbid].set_expire(&key, ms);
+            true
+        }
+        None => flags & OBJ_PERSIST != 0 && srv.dbs[dbid].remove_expire(&key),
+    };
+    if changed {
+        db::signal_modified_key(srv, dbid, &key);
+        srv.dirty += 1;
+    }
+}
+
+/// MGET key [key ...]
+// redis: t_string.c mgetCommand
+pub fn mget_command(srv: &mut Server, c: &mut Client) {
+    c.add_reply_array_len(c.argc() - 1);
+    for j in 1..c.argc() {
+        let key = c.argv[j].clone();
+        // A missing key and a key of another type both read as null.
+        match db::lookup_key_read(srv, c.db, &key).and_then(|o| o.as_str()) {
+            Some(s) => c.add_reply_bulk(&s.as_bytes()),
+            None => c.add_reply_null(),
+        }
+    }
+}
+
+/// msetGenericCommand: MSET, and MSETNX when `nx` (all or nothing: if any
+/// key exists, nothing is set and the reply is 0).
+fn mset_generic_command(srv: &mut Server, c: &mut Client, nx: bool) {
+    if c.argc().is_multiple_of(2) {
+        // addReplyErrorArity: the table's arity (-3) cannot say "pairs".
+        let name = String::from_utf8_lossy(c.arg(0)).to_lowercase();
+        c.add_reply_error(&format!(
+            "ERR wrong number of arguments for '{name}' command"
+        ));
+        return;
+    }
+    if nx {
+        for j in (1..c.argc()).step_by(2) {
+            let key = c.argv[j].clone();
+            if db::lookup_key_write(srv, c.db, &key).is_some() {
+                c.add_reply_integer(0);
+                return;
+            }
+        }
+    }
+    for j in (1..c.argc()).step_by(2) {
+        let (key, val) = (c.argv[j].clone(), c.argv[j + 1].clone());
+        let obj = new_string(srv, create_string_object_encoded(&val));
+        db::set_key(srv, c.db, &key, obj, false);
+    }
+    srv.dirty += ((c.argc() - 1) / 2) as u64;
+    if nx {
+        c.add_reply_integer(1);
+    } else {
+        c.add_reply_ok();
+    }
+}
+
+/// MSET key value [key value ...]
+// redis: t_string.c msetCommand
+pub fn mset_command(srv: &mut Server, c: &mut Client) {
+    mset_generic_command(srv, c, false);
+}
+
+/// MSETNX key value [key value ...]
+// redis: t_string.c msetnxCommand
+pub fn msetnx_command(srv: &mut Server, c: &mut Client) {
+    mset_generic_command(srv, c, true);
+}
+
+// ---- in-place edits ----
+
+/// APPEND key value
+// redis: t_string.c appendCommand
+pub fn append_command(srv: &mut Server, c: &mut Client) {
+    let (key, append, dbid) = (c.argv[1].clone(), c.argv[2].clone(), c.db);
+    let max = srv.config.proto_max_bulk_len;
+    let totlen = match db::lookup_key_write(srv, dbid, &key) {
+        None => {
+            // A new key is stored like SET stores it (so "123" is `int`).
+            let v = create_string_object_encoded(&append);
+            let len = v.len();
+            let obj = new_string(srv, v);
+            db::db_add(srv, dbid, &key, obj);
+            len
+        }
+        Some(o) => {
+            let Some(s) = str_or_wrongtype(c, o) else {
+                return;
+            };
+            if !check_string_length(s.len(), append.len(), max) {
+                c.add_reply_error(ERR_TOO_BIG);
+                return;
+            }
+            let len = s.append(&append);
+            db::signal_modified_key(srv, dbid, &key);
+            len
+        }
+    };
+    srv.dirty += 1;
+    c.add_reply_integer(totlen as i64);
+}
+
+/// STRLEN key
+// redis: t_string.c strlenCommand
+pub fn strlen_command(srv: &mut Server, c: &mut Client) {
+    let key = c.argv[1].clone();
+    match db::lookup_key_read(srv, c.db, &key) {
+        None => c.add_reply_integer(0),
+        Some(o) => {
+            let Some(s) = str_or_wrongtype(c, o) else {
+                return;
+            };
+            c.add_reply_integer(s.len() as i64);
+        }
+    }
+}
+
+/// GETRANGE key start end (also SUBSTR key start end)
+// redis: t_string.c getrangeCommand
+pub fn getrange_command(srv: &mut Server, c: &mut Client) {
+    let key = c.argv[1].clone();
+    let (start_arg, end_arg) = (c.argv[2].clone(), c.argv[3].clone());
+    let Some(start) = parse_i64_or_reply(c, &start_arg) else {
+        return;
+    };
+    let Some(end) = parse_i64_or_reply(c, &end_arg) else {
+        return;
+    };
+    match db::lookup_key_read(srv, c.db, &key) {
+        None => c.add_reply_bulk(b""),
+        Some(o) => {
+            let Some(s) = str_or_wrongtype(c, o) else {
+                return;
+            };
+            c.add_reply_bulk(&s.getrange(start, end));
+        }
+    }
+}
+
+/// SETRANGE key offset value
+// redis: t_string.c setrangeCommand
+pub fn setrange_command(srv: &mut Server, c: &mut Client) {
+    let (key, value, dbid) = (c.argv[1].clone(), c.argv[3].clone(), c.db);
+    let offset_arg = c.argv[2].clone();
+    let Some(offset) = parse_i64_or_reply(c, &offset_arg) else {
+        return;
+    };
+    if offset < 0 {
+        c.add_reply_error("ERR offset is out of range");
+        return;
+    }
+    let offset = offset as usize;
+    let max = srv.config.proto_max_bulk_len;
+    let newlen = match db::lookup_key_write(srv, dbid, &key) {
+        None => {
+            // Setting nothing on a missing key creates nothing.
+            if value.is_empty() {
+                c.add_reply_integer(0);
+                return;
+            }
+            if !check_string_length(offset, value.len(), max) {
+                c.add_reply_error(ERR_TOO_BIG);
+                return;
+            }
+            let mut v = create_zeroed_raw(offset + value.len());
+            let len = v.setrange(offset, &value);
+            let obj = new_string(srv, v);
+            db::db_add(srv, dbid, &key, obj);
+            len
+        }
+        Some(o) => {
+            let Some(s) = str_or_wrongtype(c, o) else {
+                return;
+            };
+            // Setting nothing: reply the length, the value stays as it is.
+            if value.is_empty() {
+                c.add_reply_integer(s.len() as i64);
+                return;
+            }
+            if !check_string_length(offset, value.len(), max) {
+                c.add_reply_error(ERR_TOO_BIG);
+                return;
+            }
+            let len = s.setrange(offset, &value);
+            db::signal_modified_key(srv, dbid, &key);
+            len
+        }
+    };
+    srv.dirty += 1;
+    c.add_reply_integer(newlen as i64);
+}
+
+// ---- counters ----
+
+/// incrDecrCommand: add `incr` to the integer stored at the key (0 if
+/// missing). The result is always `int`; the TTL is kept.
+fn incr_decr_command(srv: &mut Server, c: &mut Client, incr: i64) {
+    let (key, dbid) = (c.argv[1].clone(), c.db);
+    let old = match db::lookup_key_write(srv, dbid, &key) {
+        None => Some(0),
+        Some(o) => match str_or_wrongtype(c, o) {
+            None => return,
+            Some(s) => s.as_i64(),
+        },
+    };
+    let Some(old) = old else {
+        c.add_reply_error(ERR_NOT_INTEGER);
+        return;
+    };
+    let Some(value) = old.checked_add(incr) else {
+        c.add_reply_error("ERR increment or decrement would overflow");
+        return;
+    };
+    let obj = new_string(srv, create_string_object_from_long_long(value));
+    // dbOverwrite / dbAdd: replacing the value keeps the TTL.
+    db::set_key(srv, dbid, &key, obj, true);
+    srv.dirty += 1;
+    c.add_reply_integer(value);
+}
+
+/// INCR key
+// redis: t_string.c incrCommand
+pub fn incr_command(srv: &mut Server, c: &mut Client) {
+    incr_decr_command(srv, c, 1);
+}
+
+/// DECR key
+// redis: t_string.c decrCommand
+pub fn decr_command(srv: &mut Server, c: &mut Client) {
+    incr_decr_command(srv, c, -1);
+}
+
+/// INCRBY key increment
+// redis: t_string.c incrbyCommand
+pub fn incrby_command(srv: &mut Server, c: &mut Client) {
+    let arg = c.argv[2].clone();
+    let Some(incr) = parse_i64_or_reply(c, &arg) else {
+        return;
+    };
+    incr_decr_command(srv, c, incr);
+}
+
+/// DECRBY key decrement
+// redis: t_string.c decrbyCommand
+pub fn decrby_command(srv: &mut Server, c: &mut Client) {
+    let arg = c.argv[2].clone();
+    let Some(decr) = parse_i64_or_reply(c, &arg) else {
+        return;
+    };
+    // -i64::MIN does not exist: refused before the key is even looked at.
+    if decr == i64::MIN {
+        c.add_reply_error("ERR decrement would overflow");
+        return;
+    }
+    incr_decr_command(srv, c, -decr);
+}
+
+/// INCRBYFLOAT key increment
+// redis: t_string.c incrbyfloatCommand
+pub fn incrbyfloat_command(srv: &mut Server, c: &mut Client) {
+    let (key, incr, dbid) = (c.argv[1].clone(), c.argv[2].clone(), c.db);
+    let cur = match db::lookup_key_write(srv, dbid, &key) {
+        None => None,
+        Some(o) => match str_or_wrongtype(c, o) {
+            None => return,
+            Some(s) => Some(s.as_bytes().into_owned()),
+        },
+    };
+    // The sum is computed in long double and formatted with %.17Lg (humanized)
+    // by the util helper; a missing key counts as 0.
+    let text = match incr_by_float(cur.as_deref().unwrap_or(b"0"), &incr) {
+        Ok(text) => text,
+        Err(e) => {
+            // "value is not a valid float" (either operand) or
+            // "increment would produce NaN or Infinity".
+            c.add_reply_error(&format!("ERR {}", e.message()));
+            return;
+        }
+    };
+    // Stored as the text it replies with (embstr or raw, never int).
+    let obj = new_string(srv, create_string_object_from_long_double(&text));
+    db::set_key(srv, dbid, &key, obj, true);
+    srv.dirty += 1;
+    c.add_reply_bulk(&text);
+}
+
+// ---- bits (bitops.c) ----
+
+/// getBitOffsetFromArgument: a bit offset >= 0 whose byte lies below
+/// proto-max-bulk-len (so SETBIT can never allocate more than that).
+fn get_bit_offset_or_reply(c: &mut Client, arg: &[u8], max: i64) -> Option<u64> {
+    match string2ll(arg) {
+        Some(off) if off >= 0 && (off >> 3) < max => Some(off as u64),
+        _ => {
+            c.add_reply_error(ERR_BIT_OFFSET);
+            None
+        }
+    }
+}
+
+/// SETBIT key offset value
+// redis: bitops.c setbitCommand
+pub fn setbit_command(srv: &mut Server, c: &mut Client) {
+    let (key, off_arg, on_arg, dbid) = (
+        c.argv[1].clone(),
+        c.argv[2].clone(),
+        c.argv[3].clone(),
+        c.db,
+    );
+    let Some(bitoffset) = get_bit_offset_or_reply(c, &off_arg, srv.config.proto_max_bulk_len)
+    else {
+        return;
+    };
+    let on = match string2ll(&on_arg) {
+        Some(0) => false,
+        Some(1) => true,
+        _ => {
+            c.add_reply_error(ERR_BIT_VALUE);
+            return;
+        }
+    };
+    let (old, changed) = match db::lookup_key_write(srv, dbid, &key) {
+        None => {
+            let mut v = create_zeroed_raw(0);
+            let r = v.setbit(bitoffset, on);
+            let obj = new_string(srv, v);
+            db::db_add(srv, dbid, &key, obj);
+            r
+        }
+        Some(o) => {
+            let Some(s) = str_or_wrongtype(c, o) else {
+                return;
+            };
+            let r = s.setbit(bitoffset, on);
+            if r.1 {
+                db::signal_modified_key(srv, dbid, &key);
+            }
+            r
+        }
+    };
+    // Only a real change counts (a grown string, or a flipped bit).
+    if changed {
+        srv.dirty += 1;
+    }
+    c.add_reply_integer(old as i64);
+}
+
+/// GETBIT key offset
+// redis: bitops.c getbitCommand
+pub fn getbit_command(srv: &mut Server, c: &mut Client) {
+    let (key, off_arg) = (c.argv[1].clone(), c.argv[2].clone());
+    let Some(bitoffset) = get_bit_offset_or_reply(c, &off_arg, srv.config.proto_max_bulk_len)
+    else {
+        return;
+    };
+    match db::lookup_key_read(srv, c.db, &key) {
+        None => c.add_reply_integer(0),
+        Some(o) => {
+            let Some(s) = str_or_wrongtype(c, o) else {
+                return;
+            };
+            c.add_reply_integer(s.getbit(bitoffset) as i64);
+        }
+    }
+}
+
+/// BITCOUNT key [start end [BYTE | BIT]]
+// redis: bitops.c bitcountCommand
+pub fn bitcount_command(srv: &mut Server, c: &mut Client) {
+    let key = c.argv[1].clone();
+    // Redis 7.0 looks the key up first: a missing key answers 0 whatever
+    // the other arguments are.
+    let Some(o) = db::lookup_key_read(srv, c.db, &key) else {
+        c.add_reply_integer(0);
+        return;
+    };
+    let Some(s) = str_or_wrongtype(c, o) else {
+        return;
+    };
+    let range = match c.argc() {
+        2 => None,
+        4 | 5 => {
+            let (start_arg, end_arg) = (c.argv[2].clone(), c.argv[3].clone());
+            let Some(start) = parse_i64_or_reply(c, &start_arg) else {
+                return;
+            };
+            let Some(end) = parse_i64_or_reply(c, &end_arg) else {
+                return;
+            };
+            // Checked before BYTE|BIT is even read.
+            if start < 0 && end < 0 && start > end {
+                c.add_reply_integer(0);
+                return;
+            }
+            let isbit = match c.argv.get(4).map(|u| c_str(u).to_ascii_uppercase()) {
+                None => false,
+                Some(u) if u == b"BYTE" => false,
+                Some(u) if u == b"BIT" => true,
+                Some(_) => {
+                    c.add_reply_syntax_error();
+                    return;
+                }
+            };
+            Some((start, end, isbit))
+        }
+        _ => {
+            c.add_reply_syntax_error();
+            return;
+        }
+    };
+    c.add_reply_integer(s.bitcount(range));
+}

@@ -1,0 +1,119 @@
+//! One Redis database (`redisDb` in server.h): the keyspace dict and the
+//! expires dict.
+//!
+//! Like Redis, a key with a TTL lives in *two* dicts: `dict` (key -> value)
+//! and `expires` (key -> unix time in ms). Keeping the volatile keys apart is
+//! what lets the active expiry cycle sample only keys that can expire.
+//!
+//! This layer knows nothing about clients, statistics or lazy freeing: its
+//! functions take the current time as a parameter (so tests can fake the
+//! clock) and hand deleted values back to the caller, who decides whether they
+//! are freed here or on the `bio_lazy_free` thread.
+
+use crate::dict::{Dict, Sds};
+use crate::object::RObj;
+
+pub struct Db {
+    /// The database number (SELECT index).
+    pub id: usize,
+    /// The keyspace: every key of this db.
+    pub dict: Dict<RObj>,
+    /// Keys with a TTL -> absolute expire time in unix milliseconds.
+    pub expires: Dict<i64>,
+    /// Running average TTL of sampled volatile keys (INFO keyspace avg_ttl).
+    pub avg_ttl: i64,
+    /// Where the active expiry cycle stopped in `expires` (its scan cursor).
+    pub expires_cursor: u64,
+}
+
+impl Db {
+    pub fn new(id: usize) -> Db {
+        Db {
+            id,
+            dict: Dict::new(),
+            expires: Dict::new(),
+            avg_ttl: 0,
+            expires_cursor: 0,
+        }
+    }
+
+    /// Number of keys, logically expired ones included (as DBSIZE counts).
+    pub fn size(&self) -> usize {
+        self.dict.len()
+    }
+
+    /// The expire time of `key` in unix ms, if it has one (getExpire).
+    pub fn get_expire(&self, key: &[u8]) -> Option<i64> {
+        if self.expires.is_empty() {
+            return None;
+        }
+        self.expires.get(key).copied()
+    }
+
+    /// keyIsExpired: a key is expired once `now` is strictly past its time.
+    pub fn key_is_expired(&self, key: &[u8], now_ms: i64) -> bool {
+        match self.get_expire(key) {
+            Some(when) => now_ms > when,
+            None => false,
+        }
+    }
+
+    /// dbAdd: the caller has checked the key is absent.
+    pub fn add(&mut self, key: Sds, val: RObj) {
+        self.dict.insert(key, val);
+    }
+
+    /// dbOverwrite / setKey's value part: replace the value of an existing or
+    /// new key and return the old value (for the caller to free). The TTL is
+    /// removed unless `keep_ttl`.
+    pub fn set_value(&mut self, key: &[u8], val: RObj, keep_ttl: bool) -> Option<RObj> {
+        if !keep_ttl {
+            self.remove_expire(key);
+        }
+        match self.dict.find(key) {
+            Some(slot) => Some(std::mem::replace(slot, val)),
+            None => {
+                self.dict.insert(key.into(), val);
+                None
+            }
+        }
+    }
+
+    /// dbGenericDelete's bookkeeping: drop the key from both dicts and return
+    /// the value, still alive, so the caller chooses how to free it.
+    pub fn delete(&mut self, key: &[u8]) -> Option<RObj> {
+        let (_key, val) = self.dict.remove(key)?;
+        if !self.expires.is_empty() {
+            self.expires.remove(key);
+        }
+        Some(val)
+    }
+
+    /// setExpire: the key must exist.
+    pub fn set_expire(&mut self, key: &[u8], when_ms: i64) {
+        match self.expires.find(key) {
+            Some(slot) => *slot = when_ms,
+            None => {
+                self.expires.insert(key.into(), when_ms);
+            }
+        }
+    }
+
+    /// removeExpire: true if the key had a TTL.
+    pub fn remove_expire(&mut self, key: &[u8]) -> bool {
+        if self.expires.is_empty() {
+            return false;
+        }
+        self.expires.remove(key).is_some()
+    }
+
+    /// Drop every key (FLUSHDB's synchronous form); returns how many there were.
+    pub fn empty(&mut self) -> usize {
+        let removed = self.dict.len();
+        self.dict = Dict::new();
+        self.expires = Dict::new();
+        self.avg_ttl = 0;
+        self.expires_cursor = 0;
+        removed
+    }
+}

@@ -1,0 +1,15 @@
+//! redis-lite's storage: the keyspace and Redis's encodings.
+//!
+//! Layers, bottom to top (never skipped):
+//! 1. primitives: `dict` (chained hash table with incremental rehash and the
+//!    reverse-binary SCAN cursor), later listpack, quicklist, intset, skiplist;
+//! 2. type APIs: `t_string` (and one module per type) choose encodings;
+//! 3. `db`: one database, its keyspace and expires dicts.
+//!
+//! Nothing here does I/O or reads the clock: time comes in as a parameter.
+
+pub mod db;
+pub mod dict;
+pub mod object;
+pub mod t_string;
+pub mod util;

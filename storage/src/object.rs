@@ -1,0 +1,87 @@
+//! The Redis object (`robj` in Redis's server.h / object.c).
+//!
+//! Every value in the keyspace is an `RObj`: a value of one of Redis's types
+//! (string, list, set, hash, zset) in one of that type's *encodings*, plus the
+//! 24-bit `lru` field that Redis keeps on every object for maxmemory eviction
+//! (LRU clock in seconds, or the LFU counter and decrement time).
+//!
+//! The encoding is what makes Redis fast and what makes some commands slow:
+//! a 3-byte string stored as an `int` costs no allocation, a 1M-member set
+//! stored as a hashtable costs a million of them (and DEL frees them all).
+//! The type APIs (`t_string`, ...) choose encodings; commands never look
+//! inside an encoding themselves.
+
+/// OBJ_ENCODING_EMBSTR_SIZE_LIMIT: strings up to 44 bytes are `embstr` in
+/// Redis (object header and bytes in one 64-byte jemalloc allocation).
+pub const OBJ_ENCODING_EMBSTR_SIZE_LIMIT: usize = 44;
+
+/// OBJ_SHARED_INTEGERS: Redis keeps one shared object for each of 0..9999, so
+/// `OBJECT REFCOUNT` of such a value reports `OBJ_SHARED_REFCOUNT`.
+pub const OBJ_SHARED_INTEGERS: i64 = 10000;
+
+/// OBJ_SHARED_REFCOUNT: the refcount Redis reports for shared objects (INT_MAX).
+pub const OBJ_SHARED_REFCOUNT: i64 = i32::MAX as i64;
+
+/// LRU_CLOCK_MAX: the `lru` field is 24 bits wide (LRU_BITS in server.h).
+pub const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
+
+/// The string encodings (OBJ_ENCODING_INT / EMBSTR / RAW).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StrValue {
+    /// A decimal integer that fits in an i64: no allocation at all.
+    Int(i64),
+    /// A short string (<= 44 bytes), allocated once and never grown.
+    Embstr(Box<[u8]>),
+    /// A string that may grow in place (APPEND, SETRANGE, SETBIT).
+    Raw(Vec<u8>),
+}
+
+/// The value part of an object. More types join as their issues land.
+#[derive(Debug)]
+pub enum Value {
+    Str(StrValue),
+}
+
+/// `robj`: a value plus Redis's per-object clock field.
+#[derive(Debug)]
+pub struct RObj {
+    /// LRU clock (seconds, 24 bits) at the last access; the slot that
+    /// maxmemory's sampled LRU/LFU eviction will read.
+    pub lru: u32,
+    pub value: Value,
+}
+
+impl RObj {
+    pub fn new(value: Value, lru: u32) -> RObj {
+        RObj { lru, value }
+    }
+
+    /// Name used by TYPE and by WRONGTYPE decisions.
+    pub fn type_name(&self) -> &'static str {
+        match self.value {
+            Value::Str(_) => "string",
+        }
+    }
+
+    /// Name used by OBJECT ENCODING (object.c strEncoding).
+    pub fn encoding_name(&self) -> &'static str {
+        match &self.value {
+            Value::Str(StrValue::Int(_)) => "int",
+            Value::Str(StrValue::Embstr(_)) => "embstr",
+            Value::Str(StrValue::Raw(_)) => "raw",
+        }
+    }
+
+    /// The string value, if this object is a string.
+    pub fn as_str(&self) -> Option<&StrValue> {
+        match &self.value {
+            Value::Str(s) => Some(s),
+        }
+    }
+
+    pub fn as_str_mut(&mut self) -> Option<&mut StrValue> {
+        match &mut self.value {
+            Value::Str(s) => Some(s),
+        }
+    }
+}
