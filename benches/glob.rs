@@ -20,7 +20,13 @@ fn keys_patterns(c: &mut Criterion) {
     let keys: Vec<Vec<u8>> = (0..KEYS)
         .map(|i| format!("user:{i}:session").into_bytes())
         .collect();
-    let patterns = ["user:*", "*:session", "user:1?3:*", "user:[0-4]*:session", "*9*9*"];
+    let patterns = [
+        "user:*",
+        "*:session",
+        "user:1?3:*",
+        "user:[0-4]*:session",
+        "*9*9*",
+    ];
 
     let mut group = c.benchmark_group("glob/keys_10k");
     group.throughput(Throughput::Elements(KEYS as u64));
@@ -42,7 +48,13 @@ fn adversarial(c: &mut Criterion) {
     let pattern = format!("{}b", "a*".repeat(30));
     let string = "a".repeat(60);
     c.bench_function("glob/adversarial", |b| {
-        b.iter(|| string_match(black_box(pattern.as_bytes()), black_box(string.as_bytes()), false))
+        b.iter(|| {
+            string_match(
+                black_box(pattern.as_bytes()),
+                black_box(string.as_bytes()),
+                false,
+            )
+        })
     });
 }
 

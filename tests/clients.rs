@@ -15,8 +15,11 @@ use std::time::Duration;
 
 fn client(port: u16) -> redis::Connection {
     let c = redis::Client::open(format!("redis://127.0.0.1:{port}/")).expect("client url");
-    let con = c.get_connection_with_timeout(Duration::from_secs(10)).expect("connect with redis-rs");
-    con.set_read_timeout(Some(Duration::from_secs(10))).expect("read timeout");
+    let con = c
+        .get_connection_with_timeout(Duration::from_secs(10))
+        .expect("connect with redis-rs");
+    con.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("read timeout");
     con
 }
 
@@ -27,7 +30,9 @@ fn redis_rs_set_get_mget_incr() {
     let pong: String = redis::cmd("PING").query(&mut con).expect("PING");
     assert_eq!(pong, "PONG");
     let _: () = con.set("k1", "v1").expect("SET");
-    let _: () = con.set("k2", b"bin\x00\r\n".as_slice()).expect("SET binary");
+    let _: () = con
+        .set("k2", b"bin\x00\r\n".as_slice())
+        .expect("SET binary");
     let v: String = con.get("k1").expect("GET");
     assert_eq!(v, "v1");
     let v: Vec<u8> = con.get("k2").expect("GET binary");
@@ -40,9 +45,12 @@ fn redis_rs_set_get_mget_incr() {
     assert_eq!(n, 1);
     let n: i64 = con.incr("ctr", 41).expect("INCRBY");
     assert_eq!(n, 42);
-    let err = con.incr::<_, _, i64>("k1", 1).expect_err("INCR on a non-integer must fail");
+    let err = con
+        .incr::<_, _, i64>("k1", 1)
+        .expect_err("INCR on a non-integer must fail");
     assert!(
-        err.to_string().contains("value is not an integer or out of range"),
+        err.to_string()
+            .contains("value is not an integer or out of range"),
         "unexpected error text: {err}"
     );
     // The connection survives a command error.
@@ -54,9 +62,15 @@ fn redis_rs_set_get_mget_incr() {
 fn redis_rs_select_isolates_dbs() {
     let srv = Server::start();
     let mut con = client(srv.port);
-    let _: () = redis::cmd("SELECT").arg(3).query(&mut con).expect("SELECT 3");
+    let _: () = redis::cmd("SELECT")
+        .arg(3)
+        .query(&mut con)
+        .expect("SELECT 3");
     let _: () = con.set("k", "in3").expect("SET");
-    let _: () = redis::cmd("SELECT").arg(0).query(&mut con).expect("SELECT 0");
+    let _: () = redis::cmd("SELECT")
+        .arg(0)
+        .query(&mut con)
+        .expect("SELECT 0");
     let v: Option<String> = con.get("k").expect("GET");
     assert_eq!(v, None, "db 0 must not see db 3's key");
     // URL with a db number: the crate sends SELECT during the handshake.
@@ -117,24 +131,46 @@ fn frame_split_into_one_byte_writes() {
     }
     assert_eq!(c.read_reply().expect("SET reply"), b"+OK\r\n");
     // An inline command split the same way, then a multibulk cut mid-length.
-    for chunk in [&b"GE"[..], b"T spl", b"it\r", b"\n", b"*2\r\n$", b"3\r\nGET\r\n$5\r", b"\nsplit\r\n"] {
+    for chunk in [
+        &b"GE"[..],
+        b"T spl",
+        b"it\r",
+        b"\n",
+        b"*2\r\n$",
+        b"3\r\nGET\r\n$5\r",
+        b"\nsplit\r\n",
+    ] {
         c.stream.write_all(chunk).expect("write chunk");
         std::thread::sleep(Duration::from_millis(5));
     }
-    assert_eq!(c.read_reply().expect("GET reply"), b"$12\r\nhello\r\nworld\r\n");
-    assert_eq!(c.read_reply().expect("GET reply"), b"$12\r\nhello\r\nworld\r\n");
+    assert_eq!(
+        c.read_reply().expect("GET reply"),
+        b"$12\r\nhello\r\nworld\r\n"
+    );
+    assert_eq!(
+        c.read_reply().expect("GET reply"),
+        b"$12\r\nhello\r\nworld\r\n"
+    );
 }
 
 #[test]
 fn redis_rs_resp3_via_hello() {
     let srv = Server::start();
-    let c = redis::Client::open(format!("redis://127.0.0.1:{}/?protocol=resp3", srv.port)).expect("url");
-    let mut con = c.get_connection_with_timeout(Duration::from_secs(10)).expect("RESP3 connect (HELLO 3)");
+    let c = redis::Client::open(format!("redis://127.0.0.1:{}/?protocol=resp3", srv.port))
+        .expect("url");
+    let mut con = c
+        .get_connection_with_timeout(Duration::from_secs(10))
+        .expect("RESP3 connect (HELLO 3)");
     let _: () = con.set("r3", "v").expect("SET");
-    let v: Value = redis::cmd("GET").arg("nope").query(&mut con).expect("GET missing");
+    let v: Value = redis::cmd("GET")
+        .arg("nope")
+        .query(&mut con)
+        .expect("GET missing");
     assert_eq!(v, Value::Nil, "RESP3 null");
     let v: Value = redis::cmd("HELLO").arg(3).query(&mut con).expect("HELLO 3");
-    let Value::Map(pairs) = v else { panic!("HELLO 3 must reply with a RESP3 map, got {v:?}") };
+    let Value::Map(pairs) = v else {
+        panic!("HELLO 3 must reply with a RESP3 map, got {v:?}")
+    };
     let find = |k: &str| {
         pairs
             .iter()
@@ -147,7 +183,11 @@ fn redis_rs_resp3_via_hello() {
     // Raw check of the same over TCP: the HELLO reply is a %7 map.
     let mut raw = Conn::connect(srv.port).expect("connect");
     let r = raw.cmd(&["HELLO", "3"]).expect("HELLO 3 raw");
-    assert!(r.starts_with(b"%7\r\n"), "HELLO 3 raw reply: {}", common::escape(&r));
+    assert!(
+        r.starts_with(b"%7\r\n"),
+        "HELLO 3 raw reply: {}",
+        common::escape(&r)
+    );
     assert_eq!(raw.cmd(&["GET", "nope"]).expect("GET"), b"_\r\n");
 }
 
@@ -159,7 +199,12 @@ fn redis_rs_survives_server_errors_in_pipeline() {
         .set("e", "notanumber")
         .incr("e", 1)
         .query(&mut con);
-    assert!(r.is_err(), "pipeline with a failing INCR must report the error");
-    let pong: String = redis::cmd("PING").query(&mut con).expect("connection still usable");
+    assert!(
+        r.is_err(),
+        "pipeline with a failing INCR must report the error"
+    );
+    let pong: String = redis::cmd("PING")
+        .query(&mut con)
+        .expect("connection still usable");
     assert_eq!(pong, "PONG");
 }

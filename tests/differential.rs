@@ -28,6 +28,10 @@
 //! | `#!sleep MS`         | sleep MS milliseconds (expiry cases) |
 //! | `#!raw BYTES`        | open a fresh connection to each server, send BYTES verbatim, collect everything until the server closes or goes quiet; the bytes AND whether the server closed must match |
 //!
+//! Consecutive `#!raw` lines run concurrently (each on its own connection), so
+//! they must not depend on each other: put a command line between two raw
+//! cases that must run in order.
+//!
 //! `#!raw` takes the rest of the line as a Rust-style escaped byte string
 //! (`\r \n \t \0 \\ \" \' \xHH`; use `\x20` for a trailing space) plus one
 //! extension for big inputs: `{{CHUNK*N}}` repeats CHUNK (itself escaped) N
@@ -67,10 +71,21 @@ struct Opts {
 
 #[derive(Debug)]
 enum Step {
-    Cmd { line: usize, text: String, args: Vec<Vec<u8>>, opts: Opts },
-    Raw { line: usize, text: String, bytes: Vec<u8> },
+    Cmd {
+        line: usize,
+        text: String,
+        args: Vec<Vec<u8>>,
+        opts: Opts,
+    },
+    Raw {
+        line: usize,
+        text: String,
+        bytes: Vec<u8>,
+    },
     Resp3,
-    Sleep { ms: u64 },
+    Sleep {
+        ms: u64,
+    },
 }
 
 /// Split a line as redis-cli does (sds.c sdssplitargs).
@@ -91,8 +106,13 @@ fn split_args(line: &[u8]) -> Result<Vec<Vec<u8>>, String> {
         loop {
             let c = at(p);
             if inq {
-                if c == b'\\' && at(p + 1) == b'x' && at(p + 2).is_ascii_hexdigit() && at(p + 3).is_ascii_hexdigit() {
-                    let hex = std::str::from_utf8(&line[p + 2..p + 4]).map_err(|e| e.to_string())?;
+                if c == b'\\'
+                    && at(p + 1) == b'x'
+                    && at(p + 2).is_ascii_hexdigit()
+                    && at(p + 3).is_ascii_hexdigit()
+                {
+                    let hex =
+                        std::str::from_utf8(&line[p + 2..p + 4]).map_err(|e| e.to_string())?;
                     cur.push(u8::from_str_radix(hex, 16).map_err(|e| e.to_string())?);
                     p += 3;
                 } else if c == b'\\' && p + 1 < line.len() {
@@ -156,7 +176,10 @@ fn unescape_raw(s: &str) -> Result<Vec<u8>, String> {
         let inner = &rest[start + 2..end];
         let star = inner.rfind('*').ok_or("{{chunk*N}} needs a '*'")?;
         let chunk = unescape_plain(&inner[..star])?;
-        let n: usize = inner[star + 1..].trim().parse().map_err(|_| "bad repeat count")?;
+        let n: usize = inner[star + 1..]
+            .trim()
+            .parse()
+            .map_err(|_| "bad repeat count")?;
         if chunk.len().saturating_mul(n) > MAX_RAW_BYTES {
             return Err(format!("repetition larger than {MAX_RAW_BYTES} bytes"));
         }
@@ -179,7 +202,9 @@ fn unescape_plain(s: &str) -> Result<Vec<u8>, String> {
             i += 1;
             continue;
         }
-        let Some(&e) = b.get(i + 1) else { return Err("trailing backslash".into()) };
+        let Some(&e) = b.get(i + 1) else {
+            return Err("trailing backslash".into());
+        };
         i += 2;
         out.push(match e {
             b'n' => b'\n',
@@ -232,7 +257,11 @@ fn parse_case_file(text: &[u8]) -> Result<Vec<Step>, Vec<String>> {
                     let body = full.trim_start().strip_prefix("#!raw").unwrap_or("");
                     let body = body.strip_prefix(' ').unwrap_or(body);
                     match unescape_raw(body) {
-                        Ok(bytes) => steps.push(Step::Raw { line: line_no, text: body.to_string(), bytes }),
+                        Ok(bytes) => steps.push(Step::Raw {
+                            line: line_no,
+                            text: body.to_string(),
+                            bytes,
+                        }),
                         Err(e) => errors.push(format!("line {line_no}: #!raw: {e}")),
                     }
                 }
@@ -246,7 +275,12 @@ fn parse_case_file(text: &[u8]) -> Result<Vec<Step>, Vec<String>> {
         match split_args(line) {
             Ok(args) if args.is_empty() => {}
             Ok(args) => {
-                steps.push(Step::Cmd { line: line_no, text: trimmed, args, opts });
+                steps.push(Step::Cmd {
+                    line: line_no,
+                    text: trimmed,
+                    args,
+                    opts,
+                });
                 opts = Opts::default();
             }
             Err(e) => errors.push(format!("line {line_no}: {e}: {trimmed}")),
@@ -267,8 +301,13 @@ fn normalise(reply: &[u8], opts: &Opts, depth: usize) -> Vec<u8> {
     if opts.mask_integers && reply.first() == Some(&b':') {
         return b":<int>\r\n".to_vec();
     }
-    let Some((header, elems)) = split_aggregate(reply) else { return reply.to_vec() };
-    let mut elems: Vec<Vec<u8>> = elems.iter().map(|e| normalise(e, opts, depth + 1)).collect();
+    let Some((header, elems)) = split_aggregate(reply) else {
+        return reply.to_vec();
+    };
+    let mut elems: Vec<Vec<u8>> = elems
+        .iter()
+        .map(|e| normalise(e, opts, depth + 1))
+        .collect();
     if (opts.sort && depth == 0) || opts.sort_deep {
         if header.first() == Some(&b'%') {
             let mut pairs: Vec<Vec<u8>> = elems.chunks(2).map(|p| p.concat()).collect();
@@ -313,12 +352,20 @@ struct Runner<'a> {
     file: String,
     mismatches: Vec<String>,
     commands: usize,
+    /// Set when redis-lite stopped answering: the next file gets a new one.
+    lite_hung: bool,
 }
 
 impl Runner<'_> {
     fn connect_pair(&mut self, resp3: bool) -> (Side, Side) {
-        let mut lite = Side { name: "redis-lite", conn: Conn::connect(self.lite.port).ok() };
-        let mut real = Side { name: "redis", conn: Some(self.real.connect()) };
+        let mut lite = Side {
+            name: "redis-lite",
+            conn: Conn::connect(self.lite.port).ok(),
+        };
+        let mut real = Side {
+            name: "redis",
+            conn: Some(self.real.connect()),
+        };
         if resp3 {
             for s in [&mut lite, &mut real] {
                 if let Some(c) = s.conn.as_mut() {
@@ -340,6 +387,61 @@ impl Runner<'_> {
         ));
     }
 
+    fn run_raw_group(&mut self, group: &[(usize, &String, &Vec<u8>)]) {
+        let (lp, rp) = (self.lite.port, self.real.port);
+        let results: Vec<(RawOutcome, RawOutcome)> = std::thread::scope(|sc| {
+            let handles: Vec<_> = group
+                .iter()
+                .map(|(_, _, bytes)| {
+                    let bytes: &[u8] = bytes;
+                    (
+                        sc.spawn(move || raw_exchange(lp, bytes)),
+                        sc.spawn(move || raw_exchange(rp, bytes)),
+                    )
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|(hl, hr)| {
+                    (
+                        hl.join().expect("raw thread"),
+                        hr.join().expect("raw thread"),
+                    )
+                })
+                .collect()
+        });
+        for ((line, text, _), (l, r)) in group.iter().zip(results) {
+            self.commands += 1;
+            if verbose() {
+                println!(
+                    "{}:{}: #!raw {} -> {} closed={}",
+                    self.file,
+                    line,
+                    trunc(text),
+                    show(&r.0),
+                    r.1
+                );
+            }
+            if l != r {
+                let render = |(b, closed): &RawOutcome| {
+                    let mut v = b.clone();
+                    v.extend_from_slice(if *closed {
+                        b" <closed>"
+                    } else {
+                        b" <still open>"
+                    });
+                    v
+                };
+                self.mismatch(
+                    *line,
+                    &format!("#!raw {}", trunc(text)),
+                    &render(&l),
+                    &render(&r),
+                );
+            }
+        }
+    }
+
     fn run(&mut self, steps: &[Step]) {
         let mut resp3 = false;
         let (mut lite, mut real) = self.connect_pair(false);
@@ -347,7 +449,9 @@ impl Runner<'_> {
             self.mismatch(0, "(connect)", b"<cannot connect>", b"");
             return;
         }
-        for step in steps {
+        let mut idx = 0;
+        while let Some(step) = steps.get(idx) {
+            idx += 1;
             match step {
                 Step::Sleep { ms } => std::thread::sleep(Duration::from_millis(*ms)),
                 Step::Resp3 => {
@@ -358,28 +462,25 @@ impl Runner<'_> {
                         }
                     }
                 }
-                Step::Raw { line, text, bytes } => {
-                    self.commands += 1;
-                    let (l, r) = std::thread::scope(|sc| {
-                        let lp = self.lite.port;
-                        let rp = self.real.port;
-                        let hl = sc.spawn(move || raw_exchange(lp, bytes));
-                        let hr = sc.spawn(move || raw_exchange(rp, bytes));
-                        (hl.join().expect("raw thread"), hr.join().expect("raw thread"))
-                    });
-                    if verbose() {
-                        println!("{}:{}: #!raw {} -> {} closed={}", self.file, line, trunc(text), show(&r.0), r.1);
+                Step::Raw { .. } => {
+                    // A run of consecutive #!raw lines: independent fresh
+                    // connections, so they all run at once (each may have to
+                    // wait RAW_IDLE to conclude "still open").
+                    let mut group = Vec::new();
+                    idx -= 1; // back to this first raw step
+                    while let Some(Step::Raw { line, text, bytes }) = steps.get(idx) {
+                        group.push((*line, text, bytes));
+                        idx += 1;
                     }
-                    if l != r {
-                        let render = |(b, closed): &(Vec<u8>, bool)| {
-                            let mut v = b.clone();
-                            v.extend_from_slice(if *closed { b" <closed>" } else { b" <still open>" });
-                            v
-                        };
-                        self.mismatch(*line, &format!("#!raw {}", trunc(text)), &render(&l), &render(&r));
-                    }
+                    self.run_raw_group(&group);
+                    continue;
                 }
-                Step::Cmd { line, text, args, opts } => {
+                Step::Cmd {
+                    line,
+                    text,
+                    args,
+                    opts,
+                } => {
                     self.commands += 1;
                     let n = opts.replies.max(1);
                     for s in [&mut lite, &mut real] {
@@ -395,7 +496,9 @@ impl Runner<'_> {
                         for s in [&mut lite, &mut real] {
                             let o = match s.conn.as_mut() {
                                 Some(c) => outcome(c.read_reply(), opts),
-                                None => (format!("<{} connection lost>", s.name).into_bytes(), false),
+                                None => {
+                                    (format!("<{} connection lost>", s.name).into_bytes(), false)
+                                }
                             };
                             got.push(o);
                         }
@@ -404,7 +507,11 @@ impl Runner<'_> {
                             println!("{}:{}: {} -> {}", self.file, line, trunc(text), show(rb));
                         }
                         if lb != rb || !lok || !rok {
-                            let what = if n > 1 { format!("{} (reply {})", trunc(text), i + 1) } else { trunc(text) };
+                            let what = if n > 1 {
+                                format!("{} (reply {})", trunc(text), i + 1)
+                            } else {
+                                trunc(text)
+                            };
                             self.mismatch(*line, &what, lb, rb);
                         }
                         if !lok || !rok {
@@ -417,12 +524,27 @@ impl Runner<'_> {
                         // file still runs (SELECT state is lost).
                         if !self.lite.is_alive() {
                             let tail = self.lite.log_tail();
-                            self.mismatch(*line, "redis-lite DIED here; log tail:", tail.as_bytes(), b"");
+                            self.mismatch(
+                                *line,
+                                "redis-lite DIED here; log tail:",
+                                tail.as_bytes(),
+                                b"",
+                            );
                             return;
                         }
                         let pair = self.connect_pair(resp3);
                         lite = pair.0;
                         real = pair.1;
+                        if !lite_answers_ping(self.lite.port) {
+                            self.mismatch(
+                                *line,
+                                "redis-lite UNRESPONSIVE after this command; rest of file skipped",
+                                b"<no PONG within 5 s>",
+                                b"",
+                            );
+                            self.lite_hung = true;
+                            return;
+                        }
                     }
                 }
             }
@@ -447,10 +569,14 @@ fn trunc(s: &str) -> String {
     }
 }
 
+/// What a `#!raw` case saw: every byte received, and whether the server
+/// closed the connection.
+type RawOutcome = (Vec<u8>, bool);
+
 /// `#!raw`: fresh connection, send the bytes (write errors are fine: the
 /// server may close mid-send), then collect all output until the server
 /// closes or goes quiet. Returns (bytes, closed).
-fn raw_exchange(port: u16, bytes: &[u8]) -> (Vec<u8>, bool) {
+fn raw_exchange(port: u16, bytes: &[u8]) -> RawOutcome {
     let mut c = match Conn::connect(port) {
         Ok(c) => c,
         Err(e) => return (format!("<connect failed: {e}>").into_bytes(), true),
@@ -464,19 +590,34 @@ fn case_files() -> Vec<PathBuf> {
     let filter: Option<Vec<String>> = std::env::var("REDIS_LITE_CASES")
         .ok()
         .filter(|s| !s.trim().is_empty())
-        .map(|s| s.split(',').map(|x| x.trim().trim_end_matches(".txt").to_string()).collect());
+        .map(|s| {
+            s.split(',')
+                .map(|x| x.trim().trim_end_matches(".txt").to_string())
+                .collect()
+        });
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).collect())
         .unwrap_or_default();
     files.retain(|p| p.extension().is_some_and(|e| e == "txt"));
     if let Some(f) = filter {
         files.retain(|p| {
-            let stem = p.file_stem().map(|s| s.to_string_lossy().to_string()).unwrap_or_default();
+            let stem = p
+                .file_stem()
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_default();
             f.contains(&stem)
         });
     }
     files.sort();
     files
+}
+
+fn lite_answers_ping(port: u16) -> bool {
+    let Ok(mut c) = Conn::connect(port) else {
+        return false;
+    };
+    c.set_timeout(Duration::from_secs(5));
+    matches!(c.cmd(&["PING"]), Ok(r) if r == b"+PONG\r\n")
 }
 
 fn flushall(p: &Process) -> Result<(), String> {
@@ -499,19 +640,29 @@ fn case_files_parse() {
             }
         }
     }
-    assert!(errors.is_empty(), "case file syntax errors:\n{}", errors.join("\n"));
+    assert!(
+        errors.is_empty(),
+        "case file syntax errors:\n{}",
+        errors.join("\n")
+    );
 }
 
 #[test]
 fn differential_against_real_redis() {
-    let Some(real) = RealRedis::start() else { return };
+    let Some(real) = RealRedis::start() else {
+        return;
+    };
     let mut lite = Server::start();
     let files = case_files();
     let mut report = Vec::new();
     let mut summary = Vec::new();
     let started = Instant::now();
+    let mut restart_lite = false;
     for f in &files {
-        let name = f.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_default();
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
         let text = std::fs::read(f).expect("read case file");
         let steps = match parse_case_file(&text) {
             Ok(s) => s,
@@ -520,8 +671,9 @@ fn differential_against_real_redis() {
                 continue;
             }
         };
-        if !lite.is_alive() {
-            // A previous file killed it: start a new one so the rest still run.
+        if restart_lite || !lite.is_alive() {
+            // A previous file killed or hung it: start a new one so the rest
+            // still run.
             lite = Server::start();
         }
         if let Err(e) = flushall(&real) {
@@ -531,8 +683,16 @@ fn differential_against_real_redis() {
             report.push(format!("{name}: before the file: {e}"));
         }
         let t = Instant::now();
-        let mut r = Runner { lite: &mut lite, real: &real, file: name.clone(), mismatches: Vec::new(), commands: 0 };
+        let mut r = Runner {
+            lite: &mut lite,
+            real: &real,
+            file: name.clone(),
+            mismatches: Vec::new(),
+            commands: 0,
+            lite_hung: false,
+        };
         r.run(&steps);
+        let hung = r.lite_hung;
         summary.push(format!(
             "{:<28} {:>5} commands {:>4} mismatches  {:>6} ms",
             name,
@@ -541,8 +701,13 @@ fn differential_against_real_redis() {
             t.elapsed().as_millis()
         ));
         report.extend(r.mismatches);
+        restart_lite = hung;
     }
-    println!("differential: {} files in {:?}", files.len(), started.elapsed());
+    println!(
+        "differential: {} files in {:?}",
+        files.len(),
+        started.elapsed()
+    );
     for s in &summary {
         println!("  {s}");
     }
@@ -559,22 +724,64 @@ fn differential_against_real_redis() {
 #[test]
 fn splitargs_matches_redis_cli() {
     let v = |s: &str| split_args(s.as_bytes()).unwrap();
-    assert_eq!(v("SET a b"), vec![b"SET".to_vec(), b"a".to_vec(), b"b".to_vec()]);
-    assert_eq!(v("  SET   \"a b\"  'c d' "), vec![b"SET".to_vec(), b"a b".to_vec(), b"c d".to_vec()]);
-    assert_eq!(v(r#"ECHO "\x41\n\"" 'it\'s'"#), vec![b"ECHO".to_vec(), b"A\n\"".to_vec(), b"it's".to_vec()]);
+    assert_eq!(
+        v("SET a b"),
+        vec![b"SET".to_vec(), b"a".to_vec(), b"b".to_vec()]
+    );
+    assert_eq!(
+        v("  SET   \"a b\"  'c d' "),
+        vec![b"SET".to_vec(), b"a b".to_vec(), b"c d".to_vec()]
+    );
+    assert_eq!(
+        v(r#"ECHO "\x41\n\"" 'it\'s'"#),
+        vec![b"ECHO".to_vec(), b"A\n\"".to_vec(), b"it's".to_vec()]
+    );
     assert_eq!(v(r#"ECHO """#), vec![b"ECHO".to_vec(), b"".to_vec()]);
-    assert_eq!(v(r#"ECHO a"b c""#), vec![b"ECHO".to_vec(), b"ab c".to_vec()]);
+    assert_eq!(
+        v(r#"ECHO a"b c""#),
+        vec![b"ECHO".to_vec(), b"ab c".to_vec()]
+    );
     assert!(split_args(b"ECHO \"abc").is_err());
     assert!(split_args(b"ECHO \"a\"b").is_err());
     assert!(split_args(b"ECHO 'a").is_err());
-    assert_eq!(unescape_raw(r"*1\r\n$4\r\nPING\r\n").unwrap(), b"*1\r\n$4\r\nPING\r\n");
+    assert_eq!(
+        unescape_raw(r"*1\r\n$4\r\nPING\r\n").unwrap(),
+        b"*1\r\n$4\r\nPING\r\n"
+    );
     assert_eq!(unescape_raw(r"a{{\x00b*3}}c").unwrap(), b"a\0b\0b\0bc");
 }
 
 #[test]
 fn normalise_masks_and_sorts() {
-    let o = Opts { mask_integers: true, sort: true, ..Opts::default() };
-    assert_eq!(normalise(b"*3\r\n:5\r\n$1\r\nb\r\n$1\r\na\r\n", &o, 0), b"*3\r\n$1\r\na\r\n$1\r\nb\r\n:<int>\r\n");
-    let o = Opts { sort: true, ..Opts::default() };
-    assert_eq!(normalise(b"%2\r\n+b\r\n:1\r\n+a\r\n:2\r\n", &o, 0), b"%2\r\n+a\r\n:2\r\n+b\r\n:1\r\n");
+    let o = Opts {
+        mask_integers: true,
+        sort: true,
+        ..Opts::default()
+    };
+    assert_eq!(
+        normalise(b"*3\r\n:5\r\n$1\r\nb\r\n$1\r\na\r\n", &o, 0),
+        b"*3\r\n$1\r\na\r\n$1\r\nb\r\n:<int>\r\n"
+    );
+    let o = Opts {
+        sort: true,
+        ..Opts::default()
+    };
+    assert_eq!(
+        normalise(b"%2\r\n+b\r\n:1\r\n+a\r\n:2\r\n", &o, 0),
+        b"%2\r\n+a\r\n:2\r\n+b\r\n:1\r\n"
+    );
+}
+
+#[test]
+fn reply_framer_finds_reply_ends() {
+    assert_eq!(common::reply_len(b"+OK\r\n"), Ok(Some(5)));
+    assert_eq!(common::reply_len(b"+OK\r"), Ok(None));
+    assert_eq!(common::reply_len(b"$3\r\nfoo\r\n+X"), Ok(Some(9)));
+    assert_eq!(common::reply_len(b"$3\r\nfo"), Ok(None));
+    assert_eq!(common::reply_len(b"$-1\r\n"), Ok(Some(5)));
+    assert_eq!(common::reply_len(b"*2\r\n:1\r\n$1\r\na\r\n"), Ok(Some(15)));
+    assert_eq!(common::reply_len(b"*2\r\n:1\r\n"), Ok(None));
+    assert_eq!(common::reply_len(b"%1\r\n+a\r\n:1\r\n"), Ok(Some(12)));
+    assert_eq!(common::reply_len(b"_\r\n"), Ok(Some(3)));
+    assert!(common::reply_len(b"?\r\n").is_err());
 }

@@ -172,8 +172,8 @@ fn gen_frame(rng: &mut Rng) -> Vec<u8> {
 
 fn inline_garbage(rng: &mut Rng) -> Vec<u8> {
     const PIECES: &[&str] = &[
-        "PING", "ECHO", "GET", "SET", "fz", "\"", "'", "\\", "\\x4", "\\x41", "\\n", "\"a b\"", "'c\\'d'", " ", "  ",
-        "\t", "\"\"", "''", "x\"y", "\"a\"b", "\r", "*", "$", "0", "-1",
+        "PING", "ECHO", "GET", "SET", "fz", "\"", "'", "\\", "\\x4", "\\x41", "\\n", "\"a b\"",
+        "'c\\'d'", " ", "  ", "\t", "\"\"", "''", "x\"y", "\"a\"b", "\r", "*", "$", "0", "-1",
     ];
     let mut out = Vec::new();
     for _ in 0..1 + rng.below(8) {
@@ -203,12 +203,17 @@ impl FuzzConn {
             s.set_nodelay(true).ok()?;
             Some(s)
         });
-        FuzzConn { stream, budget: 1 + rng.below(64) }
+        FuzzConn {
+            stream,
+            budget: 1 + rng.below(64),
+        }
     }
 
     /// Discard whatever the server sent; false once it has closed.
     fn drain(&mut self) -> bool {
-        let Some(s) = self.stream.as_mut() else { return false };
+        let Some(s) = self.stream.as_mut() else {
+            return false;
+        };
         let mut buf = [0u8; 16 * 1024];
         loop {
             match s.read(&mut buf) {
@@ -227,7 +232,9 @@ impl FuzzConn {
         let mut off = 0;
         let deadline = Instant::now() + Duration::from_secs(5);
         while off < frame.len() {
-            let Some(s) = self.stream.as_mut() else { return false };
+            let Some(s) = self.stream.as_mut() else {
+                return false;
+            };
             match s.write(&frame[off..]) {
                 Ok(0) => return false,
                 Ok(n) => off += n,
@@ -259,9 +266,18 @@ impl Healthy {
         let val = format!("value-{r}");
         let steps: [(Vec<String>, Vec<u8>); 4] = [
             (vec!["PING".into()], b"+PONG\r\n".to_vec()),
-            (vec!["SET".into(), key.clone(), val.clone()], b"+OK\r\n".to_vec()),
-            (vec!["GET".into(), key], format!("${}\r\n{}\r\n", val.len(), val).into_bytes()),
-            (vec!["INCR".into(), "healthy:ctr".into()], format!(":{r}\r\n").into_bytes()),
+            (
+                vec!["SET".into(), key.clone(), val.clone()],
+                b"+OK\r\n".to_vec(),
+            ),
+            (
+                vec!["GET".into(), key],
+                format!("${}\r\n{}\r\n", val.len(), val).into_bytes(),
+            ),
+            (
+                vec!["INCR".into(), "healthy:ctr".into()],
+                format!(":{r}\r\n").into_bytes(),
+            ),
         ];
         for (cmd, want) in steps {
             match self.conn.cmd(&cmd) {
@@ -279,7 +295,10 @@ impl Healthy {
 }
 
 fn env_num(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn rss_bytes(pid: u32) -> Option<u64> {
@@ -296,8 +315,13 @@ fn bad_input_never_kills_the_server() {
     let mut rng = Rng(env_num("FUZZ_SEED", 0x9E37_79B9_7F4A_7C15).max(1));
     let mut srv = Server::start();
     let port = srv.port;
-    let mut healthy = Healthy { conn: srv.connect(), round: 0 };
-    let mut conns: Vec<FuzzConn> = (0..CONNECTIONS).map(|_| FuzzConn::open(port, &mut rng)).collect();
+    let mut healthy = Healthy {
+        conn: srv.connect(),
+        round: 0,
+    };
+    let mut conns: Vec<FuzzConn> = (0..CONNECTIONS)
+        .map(|_| FuzzConn::open(port, &mut rng))
+        .collect();
     let mut history: VecDeque<(usize, usize, Vec<u8>)> = VecDeque::new();
     let (mut reopened, mut sent_bytes) = (0usize, 0usize);
     let started = Instant::now();
@@ -321,7 +345,11 @@ fn bad_input_never_kills_the_server() {
         if done % HEALTH_EVERY == 0 {
             let ctx = || recent(&history);
             if !srv.is_alive() {
-                panic!("redis-lite died after {done} frames (status {:?})\n{}", srv.exit_status(), ctx());
+                panic!(
+                    "redis-lite died after {done} frames (status {:?})\n{}",
+                    srv.exit_status(),
+                    ctx()
+                );
             }
             healthy.check(&ctx);
         }
@@ -336,13 +364,29 @@ fn bad_input_never_kills_the_server() {
         c.drain();
     }
     drop(conns);
-    assert!(srv.is_alive(), "redis-lite died at the end of the run\n{}", ctx());
+    assert!(
+        srv.is_alive(),
+        "redis-lite died at the end of the run\n{}",
+        ctx()
+    );
     healthy.check(&ctx);
     let mut fresh = srv.connect();
-    assert_eq!(fresh.cmd(&["PING"]).ok().as_deref(), Some(&b"+PONG\r\n"[..]), "a new connection gets PONG");
+    assert_eq!(
+        fresh.cmd(&["PING"]).ok().as_deref(),
+        Some(&b"+PONG\r\n"[..]),
+        "a new connection gets PONG"
+    );
+    let dbsize = fresh
+        .cmd(&["DBSIZE"])
+        .map(|r| common::escape(&r))
+        .unwrap_or_default();
     if let Some(rss) = rss_bytes(srv.pid()) {
-        assert!(rss < MAX_RSS, "redis-lite RSS {} MB after fuzzing", rss >> 20);
-        println!("fuzz: server RSS {} MB", rss >> 20);
+        assert!(
+            rss < MAX_RSS,
+            "redis-lite RSS {} MB after fuzzing",
+            rss >> 20
+        );
+        println!("fuzz: server RSS {} MB, DBSIZE {dbsize}", rss >> 20);
     }
     println!(
         "fuzz: {done} frames ({} KB) over {CONNECTIONS} connections, {reopened} reopens, {} health checks, {:?}",

@@ -19,7 +19,11 @@ use std::time::{Duration, Instant};
 fn run(tool: &Path, args: &[&str], stdin: Option<&[u8]>, timeout: Duration) -> String {
     let mut child = Command::new(tool)
         .args(args)
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -61,18 +65,35 @@ fn run(tool: &Path, args: &[&str], stdin: Option<&[u8]>, timeout: Duration) -> S
     };
     let out = String::from_utf8_lossy(&out_t.join().unwrap_or_default()).to_string();
     let err = String::from_utf8_lossy(&err_t.join().unwrap_or_default()).to_string();
-    assert!(status.success(), "{} {:?} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}", tool.display(), args);
+    assert!(
+        status.success(),
+        "{} {:?} failed ({status}):\nstdout:\n{out}\nstderr:\n{err}",
+        tool.display(),
+        args
+    );
     out
 }
 
 #[test]
 fn redis_benchmark_completes_every_test() {
-    let Some(bench) = require_tool("redis-benchmark") else { return };
+    let Some(bench) = require_tool("redis-benchmark") else {
+        return;
+    };
     let srv = Server::start();
     let port = srv.port.to_string();
     let out = run(
         &bench,
-        &["-p", &port, "-q", "-n", "20000", "-P", "16", "-t", "ping,set,get,incr,mset"],
+        &[
+            "-p",
+            &port,
+            "-q",
+            "-n",
+            "20000",
+            "-P",
+            "16",
+            "-t",
+            "ping,set,get,incr,mset",
+        ],
         None,
         Duration::from_secs(300),
     );
@@ -82,7 +103,14 @@ fn redis_benchmark_completes_every_test() {
         .map(str::trim)
         .filter(|l| l.contains("requests per second"))
         .collect();
-    for test in ["PING_INLINE", "PING_MBULK", "SET", "GET", "INCR", "MSET (10 keys)"] {
+    for test in [
+        "PING_INLINE",
+        "PING_MBULK",
+        "SET",
+        "GET",
+        "INCR",
+        "MSET (10 keys)",
+    ] {
         let line = finals
             .iter()
             .find(|l| l.starts_with(&format!("{test}:")))
@@ -95,48 +123,114 @@ fn redis_benchmark_completes_every_test() {
             .unwrap_or(0.0);
         assert!(rps > 0.0, "{test}: no throughput in {line:?}");
     }
-    assert!(!out.contains("Error"), "redis-benchmark reported errors:\n{out}");
+    assert!(
+        !out.contains("Error"),
+        "redis-benchmark reported errors:\n{out}"
+    );
     drop(srv);
 }
 
 #[test]
 fn redis_cli_scan_sees_populated_keys() {
-    let Some(cli) = require_tool("redis-cli") else { return };
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
     let srv = Server::start();
     let port = srv.port.to_string();
-    let out = run(&cli, &["-p", &port, "DEBUG", "POPULATE", "100"], None, Duration::from_secs(30));
+    let out = run(
+        &cli,
+        &["-p", &port, "DEBUG", "POPULATE", "100"],
+        None,
+        Duration::from_secs(30),
+    );
     assert_eq!(out.trim(), "OK", "DEBUG POPULATE 100");
-    let out = run(&cli, &["-p", &port, "--scan"], None, Duration::from_secs(30));
+    let out = run(
+        &cli,
+        &["-p", &port, "--scan"],
+        None,
+        Duration::from_secs(30),
+    );
     let mut keys: Vec<&str> = out.lines().filter(|l| !l.is_empty()).collect();
     keys.sort();
     keys.dedup();
-    assert_eq!(keys.len(), 100, "--scan returned {} distinct keys:\n{out}", keys.len());
-    assert!(keys.iter().all(|k| k.starts_with("key:")), "unexpected key names: {keys:?}");
-    let out = run(&cli, &["-p", &port, "--scan", "--pattern", "key:1*"], None, Duration::from_secs(30));
-    assert_eq!(out.lines().count(), 11, "--scan --pattern key:1* (key:1, key:10..19):\n{out}");
-    let out = run(&cli, &["-p", &port, "DBSIZE"], None, Duration::from_secs(30));
+    assert_eq!(
+        keys.len(),
+        100,
+        "--scan returned {} distinct keys:\n{out}",
+        keys.len()
+    );
+    assert!(
+        keys.iter().all(|k| k.starts_with("key:")),
+        "unexpected key names: {keys:?}"
+    );
+    let out = run(
+        &cli,
+        &["-p", &port, "--scan", "--pattern", "key:1*"],
+        None,
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        out.lines().count(),
+        11,
+        "--scan --pattern key:1* (key:1, key:10..19):\n{out}"
+    );
+    let out = run(
+        &cli,
+        &["-p", &port, "DBSIZE"],
+        None,
+        Duration::from_secs(30),
+    );
     assert_eq!(out.trim(), "100");
 }
 
 #[test]
 fn redis_cli_info_server() {
-    let Some(cli) = require_tool("redis-cli") else { return };
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
     let srv = Server::start();
     let port = srv.port.to_string();
-    let out = run(&cli, &["-p", &port, "INFO", "server"], None, Duration::from_secs(30));
+    let out = run(
+        &cli,
+        &["-p", &port, "INFO", "server"],
+        None,
+        Duration::from_secs(30),
+    );
     assert!(out.contains("# Server"), "INFO server output:\n{out}");
-    assert!(out.contains("redis_version:7.0.15"), "INFO server output:\n{out}");
-    assert!(out.contains(&format!("tcp_port:{port}")), "INFO server output:\n{out}");
+    assert!(
+        out.contains("redis_version:7.0.15"),
+        "INFO server output:\n{out}"
+    );
+    assert!(
+        out.contains(&format!("tcp_port:{port}")),
+        "INFO server output:\n{out}"
+    );
 }
 
 #[test]
 fn redis_cli_reads_commands_from_stdin() {
-    let Some(cli) = require_tool("redis-cli") else { return };
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
     let srv = Server::start();
     let port = srv.port.to_string();
-    let out = run(&cli, &["-p", &port], Some(b"SET a b\nGET a\nINCR n\nINCR n\n"), Duration::from_secs(30));
-    assert_eq!(out.lines().collect::<Vec<_>>(), vec!["OK", "b", "1", "2"], "stdin mode output:\n{out}");
-    let out = run(&cli, &["-p", &port, "--no-raw", "GET", "a"], None, Duration::from_secs(30));
+    let out = run(
+        &cli,
+        &["-p", &port],
+        Some(b"SET a b\nGET a\nINCR n\nINCR n\n"),
+        Duration::from_secs(30),
+    );
+    assert_eq!(
+        out.lines().collect::<Vec<_>>(),
+        vec!["OK", "b", "1", "2"],
+        "stdin mode output:\n{out}"
+    );
+    let out = run(
+        &cli,
+        &["-p", &port, "--no-raw", "GET", "a"],
+        None,
+        Duration::from_secs(30),
+    );
     assert_eq!(out.trim_end(), "\"b\"");
 }
 
@@ -144,8 +238,12 @@ fn redis_cli_reads_commands_from_stdin() {
 /// a cheap check of reply types as redis-cli renders them.
 #[test]
 fn redis_cli_output_matches_real_redis() {
-    let Some(cli) = require_tool("redis-cli") else { return };
-    let Some(real) = RealRedis::start() else { return };
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
+    let Some(real) = RealRedis::start() else {
+        return;
+    };
     let lite = Server::start();
     let script: &[&[&str]] = &[
         &["SET", "s", "hello world"],
@@ -176,9 +274,16 @@ fn redis_cli_output_matches_real_redis() {
                 outs.push(run(&cli, &a, None, Duration::from_secs(30)));
             }
             if outs[0] != outs[1] {
-                diffs.push(format!("redis-cli {mode} {args:?}\n  redis-lite: {:?}\n  redis     : {:?}", outs[0], outs[1]));
+                diffs.push(format!(
+                    "redis-cli {mode} {args:?}\n  redis-lite: {:?}\n  redis     : {:?}",
+                    outs[0], outs[1]
+                ));
             }
         }
     }
-    assert!(diffs.is_empty(), "redis-cli output differs:\n{}", diffs.join("\n"));
+    assert!(
+        diffs.is_empty(),
+        "redis-cli output differs:\n{}",
+        diffs.join("\n")
+    );
 }

@@ -550,15 +550,27 @@ fn add_reply_key_specs(c: &mut Client, specs: &[KeySpec]) {
         c.add_reply_bulk(b"type");
         match spec.find_keys {
             FindKeys::Unknown => add_reply_spec(c, "unknown", &[]),
-            FindKeys::Range { lastkey, keystep, limit } => add_reply_spec(
+            FindKeys::Range {
+                lastkey,
+                keystep,
+                limit,
+            } => add_reply_spec(
                 c,
                 "range",
                 &[("lastkey", lastkey), ("keystep", keystep), ("limit", limit)],
             ),
-            FindKeys::Keynum { keynumidx, firstkey, keystep } => add_reply_spec(
+            FindKeys::Keynum {
+                keynumidx,
+                firstkey,
+                keystep,
+            } => add_reply_spec(
                 c,
                 "keynum",
-                &[("keynumidx", keynumidx), ("firstkey", firstkey), ("keystep", keystep)],
+                &[
+                    ("keynumidx", keynumidx),
+                    ("firstkey", firstkey),
+                    ("keystep", keystep),
+                ],
             ),
         }
     }
@@ -729,9 +741,27 @@ pub fn command_docs_command(srv: &mut Server, c: &mut Client) {
 /// ACL categories Redis 7.0 knows (acl.c ACLCommandCategories), for
 /// COMMAND LIST FILTERBY ACLCAT: an unknown name filters out everything.
 const ACL_CATEGORIES: &[&str] = &[
-    "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-    "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-    "dangerous", "connection", "transaction", "scripting",
+    "keyspace",
+    "read",
+    "write",
+    "set",
+    "sortedset",
+    "list",
+    "hash",
+    "string",
+    "bitmap",
+    "hyperloglog",
+    "geo",
+    "stream",
+    "pubsub",
+    "admin",
+    "fast",
+    "slow",
+    "blocking",
+    "dangerous",
+    "connection",
+    "transaction",
+    "scripting",
 ];
 
 /// COMMAND LIST FILTERBY's three filters (commandListFilterType).
@@ -768,7 +798,9 @@ pub fn command_list_command(srv: &mut Server, c: &mut Client) {
         filter = Some(if kind.eq_ignore_ascii_case(b"module") {
             ListFilter::Module
         } else if kind.eq_ignore_ascii_case(b"aclcat") {
-            let known = ACL_CATEGORIES.iter().find(|n| n.as_bytes().eq_ignore_ascii_case(&arg));
+            let known = ACL_CATEGORIES
+                .iter()
+                .find(|n| n.as_bytes().eq_ignore_ascii_case(&arg));
             ListFilter::AclCat(known.map(|n| format!("@{n}")))
         } else if kind.eq_ignore_ascii_case(b"pattern") {
             ListFilter::Pattern(arg)
@@ -781,7 +813,11 @@ pub fn command_list_command(srv: &mut Server, c: &mut Client) {
     let mut names = Vec::new();
     for (id, cmd) in srv.commands.top_level() {
         for cid in std::iter::once(id).chain(subcommand_ids(srv, id)) {
-            let cmd = if cid == id { cmd } else { srv.commands.get(cid) };
+            let cmd = if cid == id {
+                cmd
+            } else {
+                srv.commands.get(cid)
+            };
             if filter.as_ref().is_none_or(|f| f.matches(cmd)) {
                 names.push(cmd.fullname.clone());
             }
@@ -821,7 +857,11 @@ pub fn get_keys_using_key_specs(specs: &[KeySpec], argv: &[Bytes]) -> Option<Vec
             BeginSearch::Unknown => return None,
         };
         let (last, step) = match spec.find_keys {
-            FindKeys::Range { lastkey, keystep, limit } => {
+            FindKeys::Range {
+                lastkey,
+                keystep,
+                limit,
+            } => {
                 let (lastkey, limit) = (lastkey as i64, limit as i64);
                 let last = if lastkey >= 0 {
                     first + lastkey
@@ -832,7 +872,11 @@ pub fn get_keys_using_key_specs(specs: &[KeySpec], argv: &[Bytes]) -> Option<Vec
                 };
                 (last, keystep as i64)
             }
-            FindKeys::Keynum { keynumidx, firstkey, keystep } => {
+            FindKeys::Keynum {
+                keynumidx,
+                firstkey,
+                keystep,
+            } => {
                 let idx = first + keynumidx as i64;
                 if idx >= argc {
                     return None;
@@ -849,7 +893,10 @@ pub fn get_keys_using_key_specs(specs: &[KeySpec], argv: &[Bytes]) -> Option<Vec
         // first <= last < argc: every position stepped on is an argument.
         let mut i = first;
         while i <= last {
-            keys.push(KeyReference { pos: i as usize, flags: spec.flags });
+            keys.push(KeyReference {
+                pos: i as usize,
+                flags: spec.flags,
+            });
             i += step;
         }
         if spec.flags.contains(&"incomplete") {
@@ -914,7 +961,9 @@ pub fn get_keys_from_command(cmd: &RedisCommand, argv: &[Bytes]) -> Vec<KeyRefer
             return keys;
         }
     }
-    getkeys_proc(&cmd.fullname).map(|p| p(argv)).unwrap_or_default()
+    getkeys_proc(&cmd.fullname)
+        .map(|p| p(argv))
+        .unwrap_or_default()
 }
 
 /// COMMAND GETKEYS command [arg ...] and COMMAND GETKEYSANDFLAGS.
@@ -995,7 +1044,9 @@ mod command_tests {
     use crate::commands_meta::COMMAND_META;
 
     fn argv(line: &str) -> Vec<Bytes> {
-        line.split(' ').map(|s| Bytes::copy_from_slice(s.as_bytes())).collect()
+        line.split(' ')
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect()
     }
 
     fn positions(keys: &[KeyReference]) -> Vec<usize> {
@@ -1007,16 +1058,26 @@ mod command_tests {
         // Run scripts/gen-command-meta.py when this fails.
         let t = CommandTable::new();
         for cmd in &t.commands {
-            assert!(lookup_meta(&cmd.fullname).is_some(), "no metadata for {}", cmd.fullname);
+            assert!(
+                lookup_meta(&cmd.fullname).is_some(),
+                "no metadata for {}",
+                cmd.fullname
+            );
         }
-        assert!(COMMAND_META.windows(2).all(|w| w[0].fullname < w[1].fullname));
+        assert!(COMMAND_META
+            .windows(2)
+            .all(|w| w[0].fullname < w[1].fullname));
     }
 
     const RANGE_ALL: KeySpec = KeySpec {
         notes: None,
         flags: &["RW"],
         begin_search: BeginSearch::Index(1),
-        find_keys: FindKeys::Range { lastkey: -1, keystep: 2, limit: 0 },
+        find_keys: FindKeys::Range {
+            lastkey: -1,
+            keystep: 2,
+            limit: 0,
+        },
     };
 
     #[test]
@@ -1031,11 +1092,18 @@ mod command_tests {
             notes: None,
             flags: &["RO"],
             begin_search: BeginSearch::Index(2),
-            find_keys: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 },
+            find_keys: FindKeys::Keynum {
+                keynumidx: 0,
+                firstkey: 1,
+                keystep: 1,
+            },
         };
         let keys = get_keys_using_key_specs(&[spec], &argv("zunion x 2 k1 k2 WEIGHTS 1 2"));
         assert_eq!(positions(&keys.unwrap()), vec![3, 4]);
-        let spec = KeySpec { begin_search: BeginSearch::Index(1), ..spec };
+        let spec = KeySpec {
+            begin_search: BeginSearch::Index(1),
+            ..spec
+        };
         assert!(get_keys_using_key_specs(&[spec], &argv("eval x s")).is_none());
         // numkeys past the end of the arguments is invalid, not a panic.
         assert!(get_keys_using_key_specs(&[spec], &argv("eval 9 k")).is_none());
@@ -1047,8 +1115,15 @@ mod command_tests {
         let spec = KeySpec {
             notes: None,
             flags: &["RW"],
-            begin_search: BeginSearch::Keyword { keyword: "KEYS", startfrom: -2 },
-            find_keys: FindKeys::Range { lastkey: -1, keystep: 1, limit: 0 },
+            begin_search: BeginSearch::Keyword {
+                keyword: "KEYS",
+                startfrom: -2,
+            },
+            find_keys: FindKeys::Range {
+                lastkey: -1,
+                keystep: 1,
+                limit: 0,
+            },
         };
         let keys = get_keys_using_key_specs(&[spec], &argv("migrate h p \"\" 0 5 keys a b"));
         assert_eq!(positions(&keys.unwrap()), vec![7, 8]);
@@ -1060,7 +1135,10 @@ mod command_tests {
     #[test]
     fn set_flags_depend_on_get() {
         assert_eq!(set_get_keys(&argv("set k v"))[0].flags, &["OW", "update"]);
-        assert_eq!(set_get_keys(&argv("set k v ex 1 GET"))[0].flags, &["RW", "access", "update"]);
+        assert_eq!(
+            set_get_keys(&argv("set k v ex 1 GET"))[0].flags,
+            &["RW", "access", "update"]
+        );
     }
 
     #[test]

@@ -18,7 +18,10 @@ pub enum BeginSearch {
     Index(i32),
     /// Keys follow `keyword`, searched from `startfrom` (negative: from the
     /// end, backwards).
-    Keyword { keyword: &'static str, startfrom: i32 },
+    Keyword {
+        keyword: &'static str,
+        startfrom: i32,
+    },
 }
 
 /// How many keys there are from the beginning (Redis's kspec_fk_type).
@@ -27,10 +30,18 @@ pub enum FindKeys {
     Unknown,
     /// `lastkey` relative to the first key (negative: from the end), every
     /// `keystep` arguments; `limit` > 0 restricts to 1/limit of the rest.
-    Range { lastkey: i32, keystep: i32, limit: i32 },
+    Range {
+        lastkey: i32,
+        keystep: i32,
+        limit: i32,
+    },
     /// The key count is at `keynumidx` (relative to the begin index), the
     /// keys start `firstkey` after it.
-    Keynum { keynumidx: i32, firstkey: i32, keystep: i32 },
+    Keynum {
+        keynumidx: i32,
+        firstkey: i32,
+        keystep: i32,
+    },
 }
 
 /// One key specification (Redis's keySpec); `flags` are the names COMMAND

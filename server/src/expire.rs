@@ -165,26 +165,14 @@ pub fn pexpireat_command(srv: &mut Server, c: &mut Client) {
     expire_generic_command(srv, c, 0, Unit::Milliseconds);
 }
 
-/// lookupKeyReadWithFlags(LOOKUP_NOTOUCH): does the key exist (after lazy
-/// expiry)? Counts a keyspace hit or miss but leaves the LRU clock alone,
-/// so asking for a TTL does not make a key look recently used.
-fn lookup_key_read_notouch(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
-    db::expire_if_needed(srv, dbid, key);
-    let found = srv.dbs[dbid].dict.get(key).is_some();
-    if found {
-        srv.stats.keyspace_hits += 1;
-    } else {
-        srv.stats.keyspace_misses += 1;
-    }
-    found
-}
-
 /// ttlGenericCommand: -2 if the key is missing, -1 if it has no TTL, else
 /// the remaining time (`output_abs`: the absolute time) in ms or in seconds
 /// rounded to nearest ((ms + 500) / 1000).
 fn ttl_generic_command(srv: &mut Server, c: &mut Client, output_ms: bool, output_abs: bool) {
     let (key, dbid) = (c.argv[1].clone(), c.db);
-    if !lookup_key_read_notouch(srv, dbid, &key) {
+    // LOOKUP_NOTOUCH: asking for a TTL counts a hit or miss but does not
+    // make the key look recently used.
+    if db::lookup_key_read_notouch(srv, dbid, &key).is_none() {
         c.add_reply_integer(-2);
         return;
     }

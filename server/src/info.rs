@@ -1,6 +1,486 @@
-//! INFO (Redis's server.c genRedisInfoString). TEMPORARY stub.
+//! INFO [section ...] (Redis's server.c genRedisInfoString / infoCommand).
+//!
+//! INFO is one text: sections in a fixed order, each a `# Title` line and
+//! `field:value` lines, all ending in CRLF, with an empty line between two
+//! sections. The field names and their order are Redis 7.0.15's, so tools
+//! that parse INFO (redis-cli --stat, monitoring agents, client libraries
+//! reading redis_version) work unchanged.
+//!
+//! Values are real where redis-lite has the thing (memory from jemalloc,
+//! CPU from getrusage, counters from `srv.stats`, clients, keyspace,
+//! command and error statistics) and Redis's idle values where the feature
+//! does not exist (persistence, replication, modules, cluster).
+//!
+//! Section selection (genInfoSectionDict): no argument or `default` gives
+//! the default sections; `all` adds commandstats and latencystats;
+//! `everything` is all (no module sections here). Names are
+//! case-insensitive, several may be given, unknown ones add nothing.
+
+use std::sync::OnceLock;
+
+use crate::memory;
 use crate::networking::Client;
-use crate::server::Server;
-pub fn info_command(_srv: &mut Server, c: &mut Client) {
-    c.add_reply_bulk(b"# Server\r\nredis_version:7.0.15\r\n");
+use crate::server::{Server, REDIS_VERSION};
+
+/// Every section in output order (the order genRedisInfoString writes them).
+const SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "commandstats",
+    "errorstats",
+    "latencystats",
+    "cluster",
+    "keyspace",
+];
+
+/// The sections of a bare INFO / INFO default.
+const DEFAULT_SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "errorstats",
+    "cluster",
+    "keyspace",
+];
+
+/// INFO [section [section ...]]
+// redis: server.c infoCommand
+pub fn info_command(srv: &mut Server, c: &mut Client) {
+    let sections: Vec<String> = (1..c.argc())
+        .map(|i| String::from_utf8_lossy(c.arg(i)).to_ascii_lowercase())
+        .collect();
+    let info = gen_info_string(srv, &sections);
+    // Bulk string in RESP2, verbatim `txt` string in RESP3.
+    c.add_reply_verbatim(info.as_bytes());
+}
+
+/// genRedisInfoString: the INFO text for the requested section names
+/// (lower-case or not; empty means "default").
+pub fn gen_info_string(srv: &Server, sections: &[String]) -> String {
+    let wanted = |name: &str| -> bool {
+        if sections.is_empty() {
+            return DEFAULT_SECTIONS.contains(&name);
+        }
+        sections.iter().any(|s| {
+            let s = s.to_ascii_lowercase();
+            s == name
+                || (s == "default" && DEFAULT_SECTIONS.contains(&name))
+                || s == "all"
+                || s == "everything"
+        })
+    };
+    let mut out = String::new();
+    for &name in SECTIONS {
+        if !wanted(name) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        let body = match name {
+            "server" => server_section(srv),
+            "clients" => clients_section(srv),
+            "memory" => memory_section(srv),
+            "persistence" => persistence_section(srv),
+            "stats" => stats_section(srv),
+            "replication" => replication_section(srv),
+            "cpu" => cpu_section(),
+            "modules" => "# Modules\r\n".to_string(),
+            "commandstats" => commandstats_section(srv),
+            "errorstats" => errorstats_section(srv),
+            "latencystats" => format!(
+                "# Latencystats\r\n{}",
+                crate::latency::latencystats_info(srv)
+            ),
+            "cluster" => "# Cluster\r\ncluster_enabled:0\r\n".to_string(),
+            _ => keyspace_section(srv),
+        };
+        out.push_str(&body);
+    }
+    out
+}
+
+/// Append `field:value\r\n` lines.
+macro_rules! fields {
+    ($out:expr, $($name:literal => $val:expr),* $(,)?) => {
+        $( $out.push_str(&format!(concat!($name, ":{}\r\n"), $val)); )*
+    };
+}
+
+/// `uname -s -r -m`, as INFO's os field.
+fn os_string() -> String {
+    // SAFETY: uname fills the zeroed struct; fields are NUL-terminated.
+    unsafe {
+        let mut u: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut u) != 0 {
+            return "Linux".into();
+        }
+        let f = |p: &[libc::c_char]| {
+            std::ffi::CStr::from_ptr(p.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        };
+        format!("{} {} {}", f(&u.sysname), f(&u.release), f(&u.machine))
+    }
+}
+
+fn server_section(srv: &Server) -> String {
+    let uptime = srv.start_time.elapsed().as_secs();
+    let mut s = String::from("# Server\r\n");
+    fields!(s,
+        "redis_version" => REDIS_VERSION,
+        "redis_git_sha1" => "00000000",
+        "redis_git_dirty" => 0,
+        "redis_build_id" => crate::config::REDIS_BUILD_ID,
+        "redis_mode" => "standalone",
+        "os" => os_string(),
+        "arch_bits" => 64,
+        "monotonic_clock" => "POSIX clock_gettime",
+        "multiplexing_api" => "epoll",
+        "atomicvar_api" => "c11-builtin",
+        "gcc_version" => "0.0.0",
+        "process_id" => std::process::id(),
+        "process_supervised" => "no",
+        "run_id" => srv.run_id,
+        "tcp_port" => srv.config.port,
+        "server_time_usec" => crate::server::ustime(),
+        "uptime_in_seconds" => uptime,
+        "uptime_in_days" => uptime / 86400,
+        "hz" => srv.hz,
+        "configured_hz" => srv.config.hz,
+        "lru_clock" => srv.lruclock,
+        "executable" => srv.executable,
+        "config_file" => srv.config_file,
+        "io_threads_active" => 0,
+    );
+    s
+}
+
+fn clients_section(srv: &Server) -> String {
+    // The caller is out of srv.clients while its command runs: count it.
+    let connected = srv.clients.len() + 1;
+    let max_in = srv
+        .clients
+        .values()
+        .map(|c| c.querybuf_peak)
+        .max()
+        .unwrap_or(0);
+    let max_out = srv
+        .clients
+        .values()
+        .map(|c| c.reply.len())
+        .max()
+        .unwrap_or(0);
+    let mut s = String::from("# Clients\r\n");
+    fields!(s,
+        "connected_clients" => connected,
+        "cluster_connections" => 0,
+        "maxclients" => srv.config.maxclients,
+        "client_recent_max_input_buffer" => max_in,
+        "client_recent_max_output_buffer" => max_out,
+        "blocked_clients" => 0,
+        "tracking_clients" => 0,
+        "clients_in_timeout_table" => 0,
+    );
+    s
+}
+
+/// `%.2f` of a ratio, 0 when the divisor is 0.
+fn ratio(a: usize, b: usize) -> String {
+    if b == 0 {
+        "0.00".into()
+    } else {
+        format!("{:.2}", a as f64 / b as f64)
+    }
+}
+
+fn memory_section(srv: &Server) -> String {
+    let used = memory::used_memory();
+    let rss = memory::rss();
+    let peak = srv.stat_peak_memory.max(used);
+    let active = memory::allocator_active();
+    let resident = memory::allocator_resident();
+    let total = memory::total_system_memory();
+    let clients_mem: usize = srv
+        .clients
+        .values()
+        .map(|c| c.querybuf.capacity() + crate::networking::client_output_memory(c))
+        .sum();
+    let overhead = clients_mem;
+    let dataset = used.saturating_sub(overhead);
+    let maxmemory = srv.config.maxmemory;
+    let human = |n: usize| memory::bytes_to_human(n as u64);
+    let pct = |a: usize, b: usize| {
+        if b == 0 {
+            "0.00%".to_string()
+        } else {
+            format!("{:.2}%", a as f64 * 100.0 / b as f64)
+        }
+    };
+    let mut s = String::from("# Memory\r\n");
+    fields!(s,
+        "used_memory" => used,
+        "used_memory_human" => human(used),
+        "used_memory_rss" => rss,
+        "used_memory_rss_human" => human(rss),
+        "used_memory_peak" => peak,
+        "used_memory_peak_human" => human(peak),
+        "used_memory_peak_perc" => pct(used, peak),
+        "used_memory_overhead" => overhead,
+        "used_memory_startup" => 0,
+        "used_memory_dataset" => dataset,
+        "used_memory_dataset_perc" => pct(dataset, used),
+        "allocator_allocated" => used,
+        "allocator_active" => active,
+        "allocator_resident" => resident,
+        "total_system_memory" => total,
+        "total_system_memory_human" => human(total),
+        // No Lua / functions in redis-lite: the sizes of Redis's idle VMs.
+        "used_memory_lua" => 32768,
+        "used_memory_vm_eval" => 32768,
+        "used_memory_lua_human" => "32.00K",
+        "used_memory_scripts_eval" => 0,
+        "number_of_cached_scripts" => 0,
+        "number_of_functions" => 0,
+        "number_of_libraries" => 0,
+        "used_memory_vm_functions" => 32768,
+        "used_memory_vm_total" => 65536,
+        "used_memory_vm_total_human" => "64.00K",
+        "used_memory_functions" => 0,
+        "used_memory_scripts" => 0,
+        "used_memory_scripts_human" => "0B",
+        "maxmemory" => maxmemory,
+        "maxmemory_human" => memory::bytes_to_human(maxmemory),
+        "maxmemory_policy" => srv.config.maxmemory_policy.name(),
+        "allocator_frag_ratio" => ratio(active, used),
+        "allocator_frag_bytes" => active as i64 - used as i64,
+        "allocator_rss_ratio" => ratio(resident, active),
+        "allocator_rss_bytes" => resident as i64 - active as i64,
+        "rss_overhead_ratio" => ratio(rss, resident),
+        "rss_overhead_bytes" => rss as i64 - resident as i64,
+        "mem_fragmentation_ratio" => ratio(rss, used),
+        "mem_fragmentation_bytes" => rss as i64 - used as i64,
+        "mem_not_counted_for_evict" => 0,
+        "mem_replication_backlog" => 0,
+        "mem_total_replication_buffers" => 0,
+        "mem_clients_slaves" => 0,
+        "mem_clients_normal" => clients_mem,
+        "mem_cluster_links" => 0,
+        "mem_aof_buffer" => 0,
+        "mem_allocator" => "jemalloc-5.3.0",
+        "active_defrag_running" => 0,
+        "lazyfree_pending_objects" => 0,
+        "lazyfreed_objects" => 0,
+    );
+    s
+}
+
+fn persistence_section(srv: &Server) -> String {
+    // No RDB/AOF in redis-lite: Redis's values for an instance that never
+    // saved, except the change counter, which is real.
+    let mut s = String::from("# Persistence\r\n");
+    fields!(s,
+        "loading" => 0,
+        "async_loading" => 0,
+        "current_cow_peak" => 0,
+        "current_cow_size" => 0,
+        "current_cow_size_age" => 0,
+        "current_fork_perc" => "0.00",
+        "current_save_keys_processed" => 0,
+        "current_save_keys_total" => 0,
+        "rdb_changes_since_last_save" => srv.dirty,
+        "rdb_bgsave_in_progress" => 0,
+        "rdb_last_save_time" => srv.lastsave,
+        "rdb_last_bgsave_status" => "ok",
+        "rdb_last_bgsave_time_sec" => -1,
+        "rdb_current_bgsave_time_sec" => -1,
+        "rdb_saves" => 0,
+        "rdb_last_cow_size" => 0,
+        "rdb_last_load_keys_expired" => 0,
+        "rdb_last_load_keys_loaded" => 0,
+        "aof_enabled" => 0,
+        "aof_rewrite_in_progress" => 0,
+        "aof_rewrite_scheduled" => 0,
+        "aof_last_rewrite_time_sec" => -1,
+        "aof_current_rewrite_time_sec" => -1,
+        "aof_last_bgrewrite_status" => "ok",
+        "aof_rewrites" => 0,
+        "aof_rewrites_consecutive_failures" => 0,
+        "aof_last_write_status" => "ok",
+        "aof_last_cow_size" => 0,
+        "module_fork_in_progress" => 0,
+        "module_fork_last_cow_size" => 0,
+    );
+    s
+}
+
+fn stats_section(srv: &Server) -> String {
+    let st = &srv.stats;
+    let kbps = |m: &crate::server::InstMetric| format!("{:.2}", m.value() as f64 / 1024.0);
+    let mut s = String::from("# Stats\r\n");
+    fields!(s,
+        "total_connections_received" => st.numconnections,
+        "total_commands_processed" => st.numcommands,
+        "instantaneous_ops_per_sec" => srv.inst_ops.value(),
+        "total_net_input_bytes" => st.net_input_bytes,
+        "total_net_output_bytes" => st.net_output_bytes,
+        "total_net_repl_input_bytes" => 0,
+        "total_net_repl_output_bytes" => 0,
+        "instantaneous_input_kbps" => kbps(&srv.inst_net_input),
+        "instantaneous_output_kbps" => kbps(&srv.inst_net_output),
+        "instantaneous_input_repl_kbps" => "0.00",
+        "instantaneous_output_repl_kbps" => "0.00",
+        "rejected_connections" => st.rejected_conn,
+        "sync_full" => 0,
+        "sync_partial_ok" => 0,
+        "sync_partial_err" => 0,
+        "expired_keys" => st.expiredkeys,
+        "expired_stale_perc" => "0.00",
+        "expired_time_cap_reached_count" => 0,
+        "expire_cycle_cpu_milliseconds" => 0,
+        "evicted_keys" => 0,
+        "evicted_clients" => 0,
+        "total_eviction_exceeded_time" => 0,
+        "current_eviction_exceeded_time" => 0,
+        "keyspace_hits" => st.keyspace_hits,
+        "keyspace_misses" => st.keyspace_misses,
+        "pubsub_channels" => 0,
+        "pubsub_patterns" => 0,
+        "pubsubshard_channels" => 0,
+        "latest_fork_usec" => 0,
+        "total_forks" => 0,
+        "migrate_cached_sockets" => 0,
+        "slave_expires_tracked_keys" => 0,
+        "active_defrag_hits" => 0,
+        "active_defrag_misses" => 0,
+        "active_defrag_key_hits" => 0,
+        "active_defrag_key_misses" => 0,
+        "total_active_defrag_time" => 0,
+        "current_active_defrag_time" => 0,
+        "tracking_total_keys" => 0,
+        "tracking_total_items" => 0,
+        "tracking_total_prefixes" => 0,
+        "unexpected_error_replies" => 0,
+        "total_error_replies" => st.total_error_replies,
+        "dump_payload_sanitizations" => 0,
+        "total_reads_processed" => st.total_reads_processed,
+        "total_writes_processed" => st.total_writes_processed,
+        "io_threaded_reads_processed" => 0,
+        "io_threaded_writes_processed" => 0,
+        "reply_buffer_shrinks" => 0,
+        "reply_buffer_expands" => 0,
+    );
+    s
+}
+
+/// CONFIG_RUN_ID_SIZE hex digits, random per process (changeReplicationId).
+fn master_replid() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| crate::server::random_hex(crate::server::CONFIG_RUN_ID_SIZE))
+}
+
+fn replication_section(srv: &Server) -> String {
+    let mut s = String::from("# Replication\r\n");
+    fields!(s,
+        "role" => "master",
+        "connected_slaves" => 0,
+        "master_failover_state" => "no-failover",
+        "master_replid" => master_replid(),
+        "master_replid2" => "0".repeat(crate::server::CONFIG_RUN_ID_SIZE),
+        "master_repl_offset" => 0,
+        "second_repl_offset" => -1,
+        "repl_backlog_active" => 0,
+        "repl_backlog_size" => srv.config.repl_backlog_size,
+        "repl_backlog_first_byte_offset" => 0,
+        "repl_backlog_histlen" => 0,
+    );
+    s
+}
+
+/// getrusage() as `seconds.micros`.
+fn rusage(who: libc::c_int) -> (String, String) {
+    // SAFETY: getrusage fills the zeroed struct.
+    let ru = unsafe {
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut ru);
+        ru
+    };
+    let t = |tv: libc::timeval| format!("{}.{:06}", tv.tv_sec, tv.tv_usec);
+    (t(ru.ru_stime), t(ru.ru_utime))
+}
+
+fn cpu_section() -> String {
+    let (sys, user) = rusage(libc::RUSAGE_SELF);
+    let (csys, cuser) = rusage(libc::RUSAGE_CHILDREN);
+    let (tsys, tuser) = rusage(libc::RUSAGE_THREAD);
+    let mut s = String::from("# CPU\r\n");
+    fields!(s,
+        "used_cpu_sys" => sys,
+        "used_cpu_user" => user,
+        "used_cpu_sys_children" => csys,
+        "used_cpu_user_children" => cuser,
+        "used_cpu_sys_main_thread" => tsys,
+        "used_cpu_user_main_thread" => tuser,
+    );
+    s
+}
+
+/// One line per command (subcommands as `config|get`) with any activity.
+fn commandstats_section(srv: &Server) -> String {
+    let mut s = String::from("# Commandstats\r\n");
+    for cmd in &srv.commands.commands {
+        let st = &cmd.stats;
+        if st.calls == 0 && st.failed_calls == 0 && st.rejected_calls == 0 {
+            continue;
+        }
+        let per_call = if st.calls == 0 {
+            0.0
+        } else {
+            st.microseconds as f64 / st.calls as f64
+        };
+        s.push_str(&format!(
+            "cmdstat_{}:calls={},usec={},usec_per_call={:.2},rejected_calls={},failed_calls={}\r\n",
+            cmd.fullname, st.calls, st.microseconds, per_call, st.rejected_calls, st.failed_calls
+        ));
+    }
+    s
+}
+
+/// `errorstat_<CODE>:count=N`, sorted by code (Redis keeps them in a rax).
+fn errorstats_section(srv: &Server) -> String {
+    let mut codes: Vec<(&String, &u64)> = srv.stats.errors.iter().collect();
+    codes.sort();
+    let mut s = String::from("# Errorstats\r\n");
+    for (code, count) in codes {
+        s.push_str(&format!("errorstat_{code}:count={count}\r\n"));
+    }
+    s
+}
+
+/// `db<N>:keys=..,expires=..,avg_ttl=..` for every non-empty database.
+fn keyspace_section(srv: &Server) -> String {
+    let mut s = String::from("# Keyspace\r\n");
+    for (i, db) in srv.dbs.iter().enumerate() {
+        let keys = db.dict.len();
+        if keys == 0 {
+            continue;
+        }
+        s.push_str(&format!(
+            "db{i}:keys={keys},expires={},avg_ttl={}\r\n",
+            db.expires.len(),
+            db.avg_ttl
+        ));
+    }
+    s
 }

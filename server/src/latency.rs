@@ -776,9 +776,6 @@ impl CommandHistogram {
     }
 }
 
-/// latency-tracking-info-percentiles' default: "50 99 99.9".
-pub const LATENCY_TRACKING_INFO_PERCENTILES_DEFAULT: [f64; 3] = [50.0, 99.0, 99.9];
-
 /// trimDoubleString over "%f": 50 -> "50", 99.9 -> "99.9".
 fn percentile_label(p: f64) -> String {
     let s = format!("{p:.6}");
@@ -807,8 +804,7 @@ pub fn latencystats_info(srv: &Server) -> String {
     if !srv.config.latency_tracking {
         return String::new();
     }
-    // TODO(config): srv.config.latency_tracking_info_percentiles once config.rs has it.
-    let percentiles = &LATENCY_TRACKING_INFO_PERCENTILES_DEFAULT;
+    let percentiles = &srv.config.latency_tracking_info_percentiles;
     let mut info = String::new();
     for cmd in &srv.commands.commands {
         if cmd.histogram.count() > 0 {

@@ -31,10 +31,15 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// main(): read the configuration, open the listening sockets, run the loop.
 /// Returns the process exit code when start-up fails.
 pub fn run(args: &[String]) -> i32 {
+    // --version / --help print and exit, as redis-server.
+    if let Some(code) = config::early_exit_flags(args) {
+        return code;
+    }
     let (config, config_file) = match config::Config::from_args(args) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("\n*** FATAL CONFIG FILE ERROR (Redis 7.0.15) ***\n{e}");
+            // The whole FATAL CONFIG FILE ERROR block, built by config.rs.
+            eprint!("{e}");
             return 1;
         }
     };
@@ -73,7 +78,7 @@ pub fn run(args: &[String]) -> i32 {
 
 /// listenToPort: bind every `bind` address. A leading `-` marks an optional
 /// address (Redis's `-::*`): failing to bind it is not an error.
-fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
+pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
     let port = srv.config.port;
     let binds = srv.config.bind.clone();
     for b in binds {

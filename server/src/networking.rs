@@ -13,7 +13,7 @@
 //! `clients_pending_write` -> `before_sleep` writes it out
 //! (`handle_clients_with_pending_writes`).
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::net::SocketAddr;
 use std::time::Instant;
 
@@ -28,6 +28,9 @@ use crate::server::{self, Server};
 
 /// PROTO_IOBUF_LEN: Redis reads at most 16 KB per readable event.
 pub const PROTO_IOBUF_LEN: usize = 16 * 1024;
+
+/// PROTO_MBULK_BIG_ARG: arguments of at least 32 KB are read in one piece.
+pub const PROTO_MBULK_BIG_ARG: usize = protocol::request::PROTO_MBULK_BIG_ARG;
 
 /// NET_MAX_WRITES_PER_EVENT: at most 64 KB are written to one client per
 /// loop pass, so one huge reply (KEYS * on a big db) cannot starve others.
@@ -282,38 +285,38 @@ fn raw_fd(stream: &TcpStream) -> i32 {
 /// about 16 KB of commands per pass, interleaved with everybody else.
 pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     let old_len = c.querybuf.len();
-    c.querybuf.reserve(PROTO_IOBUF_LEN);
-    // Read straight into the spare capacity of the query buffer.
-    c.querybuf.resize(old_len + PROTO_IOBUF_LEN, 0);
-    let res = c.stream.read(&mut c.querybuf[old_len..]);
+    // Normally 16 KB; for a big argument (>= 32 KB) being received, exactly
+    // what is still missing of it, so the payload arrives in one piece
+    // (readQueryFromClient's PROTO_MBULK_BIG_ARG case).
+    let mut readlen = PROTO_IOBUF_LEN;
+    if let Some(bulklen) = c.parser.pending_bulk_len() {
+        if bulklen >= PROTO_MBULK_BIG_ARG && bulklen + 2 > old_len {
+            readlen = bulklen + 2 - old_len;
+        }
+    }
+    c.querybuf.reserve(readlen);
+    let res = read_into_spare_capacity(&mut c.stream, &mut c.querybuf, readlen);
     match res {
         Ok(0) => {
-            c.querybuf.truncate(old_len);
             server_log(LogLevel::Verbose, "Client closed connection");
             c.flags |= CLIENT_CLOSE_ASAP;
             return;
         }
         Ok(n) => {
-            c.querybuf.truncate(old_len + n);
             c.net_input_bytes += n as u64;
             srv.stats.net_input_bytes += n as u64;
             srv.stats.total_reads_processed += 1;
-            if n == PROTO_IOBUF_LEN {
+            if n == readlen {
                 // There may be more in the socket: come back next pass.
                 c.flags |= CLIENT_PENDING_READ;
             }
         }
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-            c.querybuf.truncate(old_len);
-            return;
-        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
         Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-            c.querybuf.truncate(old_len);
             c.flags |= CLIENT_PENDING_READ;
             return;
         }
         Err(e) => {
-            c.querybuf.truncate(old_len);
             server_log(LogLevel::Verbose, &format!("Reading from client: {e}"));
             c.flags |= CLIENT_CLOSE_ASAP;
             return;
@@ -340,6 +343,26 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     process_input_buffer(srv, c);
 }
 
+/// One read(2) of at most `len` bytes appended to `buf`, like Redis's
+/// connRead into the free space of its sds query buffer: the bytes land in
+/// the buffer's spare capacity, without zero-filling it first.
+fn read_into_spare_capacity(stream: &mut TcpStream, buf: &mut BytesMut, len: usize) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    let spare = buf.spare_capacity_mut();
+    let len = len.min(spare.len());
+    // SAFETY: read(2) writes at most `len` bytes into memory we own (the
+    // spare capacity), and only the `n` bytes it reports are then marked
+    // initialised by set_len.
+    let n = unsafe { libc::read(stream.as_raw_fd(), spare.as_mut_ptr() as *mut libc::c_void, len) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let n = n as usize;
+    // SAFETY: the first n bytes of the spare capacity were just written.
+    unsafe { buf.set_len(buf.len() + n) };
+    Ok(n)
+}
+
 /// processInputBuffer: parse and run every complete command in the query
 /// buffer. Stops at a partial command, or when the client is to be closed.
 pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
@@ -349,7 +372,8 @@ pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
         }
         let limits = ParseLimits {
             proto_max_bulk_len: srv.config.proto_max_bulk_len,
-            authenticated: c.authenticated,
+            // The tight pre-auth limits apply only while AUTH is required.
+            authenticated: !auth_required(srv, c),
         };
         match c.parser.next_command(&mut c.querybuf, &limits) {
             Ok(None) => break,
@@ -364,12 +388,17 @@ pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
             Err(e) => {
                 // setProtocolError: reply, stop executing, close after the
                 // reply is written. The rest of the buffer is dropped.
-                let text = e.to_string();
                 server_log(
                     LogLevel::Verbose,
-                    &format!("Protocol error ({text}) from client: id={} addr={}", c.id, c.addr),
+                    &format!(
+                        "Protocol error ({}) from client: id={} addr={}",
+                        e.log_reason(),
+                        c.id,
+                        c.addr
+                    ),
                 );
-                c.add_reply_error(&text);
+                // to_bytes, not Display: the "got 'X'" byte may be non-UTF-8.
+                c.add_reply_error_bytes(&e.to_bytes());
                 srv.note_errors(c);
                 c.flags |= CLIENT_CLOSE_AFTER_REPLY;
                 c.querybuf.clear();
@@ -456,22 +485,45 @@ pub const CLIENT_NO_EVICT: u32 = 1 << 24;
 /// The only user there is: without ACLs every connection is `default`.
 const DEFAULT_USER: &[u8] = b"default";
 
-/// Whether the default user has a password. Redis's default user is
-/// `nopass` unless `requirepass` is set. Our Config has no `requirepass`
-/// yet: when it lands, return `!srv.config.requirepass.is_empty()` here and
-/// compare passwords in `authenticate_default_user`.
-fn default_user_has_password(_srv: &Server) -> bool {
-    false
+/// Whether the default user has a password: Redis's default user is
+/// `nopass` unless `requirepass` is set (there are no other users).
+fn default_user_has_password(srv: &Server) -> bool {
+    !srv.config.requirepass.is_empty()
 }
 
-/// ACLAuthenticateUser for the one user we have: `default`, with any
-/// password while it is `nopass`. Unknown users fail like wrong passwords.
-fn authenticate_user(srv: &Server, c: &mut Client, user: &[u8], _pass: &[u8]) -> bool {
-    if user != DEFAULT_USER || default_user_has_password(srv) {
+/// authRequired: commands other than CMD_NO_AUTH ones must be refused with
+/// NOAUTH. Clearing `requirepass` lifts the requirement for everybody.
+pub fn auth_required(srv: &Server, c: &Client) -> bool {
+    default_user_has_password(srv) && !c.authenticated
+}
+
+/// ACLAuthenticateUser for the one user we have: `default`, which accepts
+/// any password while it is `nopass`, else only `requirepass`. Unknown users
+/// fail like wrong passwords.
+fn authenticate_user(srv: &Server, c: &mut Client, user: &[u8], pass: &[u8]) -> bool {
+    if user != DEFAULT_USER {
+        return false;
+    }
+    if default_user_has_password(srv)
+        && !time_independent_eq(pass, srv.config.requirepass.as_bytes())
+    {
         return false;
     }
     c.authenticated = true;
     true
+}
+
+/// Compare without an early exit, so the time taken does not tell an
+/// attacker how many leading bytes were right (Redis compares SHA-256
+/// digests for the same reason).
+fn time_independent_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for i in 0..a.len().max(b.len()) {
+        let x = a.get(i).copied().unwrap_or(0);
+        let y = b.get(i).copied().unwrap_or(0);
+        diff |= usize::from(x ^ y);
+    }
+    diff == 0
 }
 
 /// QUIT
@@ -512,16 +564,22 @@ pub fn hello_command(srv: &mut Server, c: &mut Client) {
             return;
         }
     }
-    // Options: all parsed (and syntax-checked) before any takes effect.
-    let (mut auth, mut setname) = (None, None);
+    // Options take effect one by one, in order: an error half-way leaves
+    // the earlier ones applied (7.0 authenticates and names inside the loop).
     let mut j = 2;
     while j < c.argc() {
         let moreargs = c.argc() - 1 - j;
         if c.arg(j).eq_ignore_ascii_case(b"auth") && moreargs >= 2 {
-            auth = Some((c.argv[j + 1].clone(), c.argv[j + 2].clone()));
+            let (user, pass) = (c.argv[j + 1].clone(), c.argv[j + 2].clone());
+            if !authenticate_user(srv, c, &user, &pass) {
+                c.add_reply_error("WRONGPASS invalid username-password pair or user is disabled.");
+                return;
+            }
             j += 3;
         } else if c.arg(j).eq_ignore_ascii_case(b"setname") && moreargs >= 1 {
-            setname = Some(c.argv[j + 1].clone());
+            if !client_set_name(c, c.argv[j + 1].clone()) {
+                return;
+            }
             j += 2;
         } else {
             let opt = String::from_utf8_lossy(c.arg(j)).into_owned();
@@ -529,20 +587,9 @@ pub fn hello_command(srv: &mut Server, c: &mut Client) {
             return;
         }
     }
-    if let Some((user, pass)) = auth {
-        if !authenticate_user(srv, c, &user, &pass) {
-            c.add_reply_error("WRONGPASS invalid username-password pair or user is disabled.");
-            return;
-        }
-    }
     if !c.authenticated {
         c.add_reply_error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
         return;
-    }
-    if let Some(name) = setname {
-        if !client_set_name(c, name) {
-            return;
-        }
     }
     // The reply already speaks the new protocol.
     match ver {
@@ -550,6 +597,11 @@ pub fn hello_command(srv: &mut Server, c: &mut Client) {
         3 => c.resp = Resp::V3,
         _ => {}
     }
+    add_reply_hello_map(c);
+}
+
+/// The HELLO reply: 7 fields (Redis sends 6 in sentinel mode).
+fn add_reply_hello_map(c: &mut Client) {
     let proto = if c.resp == Resp::V3 { 3 } else { 2 };
     c.add_reply_map_len(7);
     c.add_reply_bulk(b"server");
@@ -602,7 +654,9 @@ fn client_set_name(c: &mut Client, name: Bytes) -> bool {
         return true;
     }
     if name.iter().any(|&b| !(b'!'..=b'~').contains(&b)) {
-        c.add_reply_error("ERR Client names cannot contain spaces, newlines or special characters.");
+        c.add_reply_error(
+            "ERR Client names cannot contain spaces, newlines or special characters.",
+        );
         return false;
     }
     c.name = Some(name);
@@ -714,9 +768,15 @@ pub fn client_kill_command(srv: &mut Server, c: &mut Client) {
             }
             continue;
         }
-        let token = srv.clients.values().find(|cl| cl.id == id).map(|cl| cl.token);
+        let token = srv
+            .clients
+            .values()
+            .find(|cl| cl.id == id)
+            .map(|cl| cl.token);
         let Some(token) = token else { continue };
-        let Some(other) = srv.clients.get_mut(&token) else { continue };
+        let Some(other) = srv.clients.get_mut(&token) else {
+            continue;
+        };
         if kill_filter_matches(&filter, other) {
             // freeClient for another client: closed at the next beforeSleep.
             if !other.has_flag(CLIENT_CLOSE_ASAP) {
@@ -797,7 +857,9 @@ fn parse_kill_filter(_srv: &Server, c: &mut Client) -> Option<KillFilter> {
 
 fn kill_filter_matches(f: &KillFilter, cl: &Client) -> bool {
     f.addr.as_ref().is_none_or(|a| a[..] == *cl.addr.as_bytes())
-        && f.laddr.as_ref().is_none_or(|a| a[..] == *cl.laddr.as_bytes())
+        && f.laddr
+            .as_ref()
+            .is_none_or(|a| a[..] == *cl.laddr.as_bytes())
         && f.client_type.is_none_or(|t| client_type(cl) == t)
         && f.id.is_none_or(|id| cl.id == id)
 }
@@ -991,7 +1053,11 @@ pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
     let now = Instant::now();
     let age = now.saturating_duration_since(cl.ctime).as_secs();
     let idle = now.saturating_duration_since(cl.last_interaction).as_secs();
-    let cmd = if cl.argv.is_empty() { cl.last_cmd } else { running_cmd };
+    let cmd = if cl.argv.is_empty() {
+        cl.last_cmd
+    } else {
+        running_cmd
+    };
     let argv_mem: usize = cl.argv.iter().map(|a| a.len()).sum();
     let qbuf = cl.querybuf.len();
     let qbuf_free = cl.querybuf.capacity() - qbuf;
@@ -1002,7 +1068,11 @@ pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
     let omem = cl.reply.len() - obl;
     let oll = usize::from(omem > 0);
     let tot_mem = std::mem::size_of::<Client>() + cl.querybuf.capacity() + argv_mem + rbs;
-    let events = if cl.has_flag(CLIENT_WRITE_INTEREST) { "rw" } else { "r" };
+    let events = if cl.has_flag(CLIENT_WRITE_INTEREST) {
+        "rw"
+    } else {
+        "r"
+    };
     let resp = if cl.resp == Resp::V3 { 3 } else { 2 };
     let mut line = format!(
         "id={} addr={} laddr={} fd={} name=",
@@ -1061,6 +1131,15 @@ mod connection_tests {
         );
         // Internal bookkeeping flags are not shown.
         assert_eq!(client_flags_string(CLIENT_PENDING_WRITE), "N");
+    }
+
+    #[test]
+    fn time_independent_eq_needs_same_bytes_and_length() {
+        assert!(time_independent_eq(b"secret", b"secret"));
+        assert!(!time_independent_eq(b"secret", b"secreT"));
+        assert!(!time_independent_eq(b"secret", b"secret2"));
+        assert!(!time_independent_eq(b"", b"x"));
+        assert!(time_independent_eq(b"", b""));
     }
 
     #[test]

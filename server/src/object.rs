@@ -1,10 +1,12 @@
 //! OBJECT and MEMORY USAGE (Redis's object.c): looking at a value from the
 //! inside -- its encoding, its reference count, its LRU clock, its size.
 //!
-//! These commands are introspection, so they must not disturb what they
-//! look at: they find the key with a raw dict lookup (objectCommandLookup),
-//! with no lazy expiry, no LRU touch and no keyspace hit/miss. A logically
-//! expired key that nobody has touched yet is still visible here.
+//! These commands are introspection, so they try not to disturb what they
+//! look at. In Redis 7.0 the OBJECT subcommands look the key up with
+//! lookupKeyReadWithFlags(LOOKUP_NOTOUCH | LOOKUP_NONOTIFY): a logically
+//! expired key IS deleted and a hit or miss IS counted, but the object's LRU
+//! clock is left alone. MEMORY USAGE (and DEBUG OBJECT) use a raw dictFind
+//! instead: no expiry, no statistics.
 //!
 //! MEMORY USAGE reproduces Redis's arithmetic rather than measuring our own
 //! allocations, so a workshop can compare both servers number for number.
@@ -20,8 +22,11 @@
 //!
 //! `class(n)` is the jemalloc size class n is rounded up to and `hdr` the
 //! sds header size for that length (1, 3, 5, 9 or 17 bytes). For `raw` the
-//! sds `alloc` is our Vec's capacity: exact for strings built in one go
-//! (SET, DEBUG POPULATE, COPY), close after APPEND-style growth.
+//! sds `alloc` is our Vec's capacity (see `sds_zmalloc_size` for how the
+//! header is guessed): exact for strings built in one go (SET, DEBUG
+//! POPULATE, COPY); after APPEND/SETRANGE/SETBIT it matches Redis only as
+//! far as the string layer grows its Vec the way sdsMakeRoomFor grows an
+//! sds (doubling below 1 MB, reserved exactly).
 
 use storage::object::{RObj, StrValue, Value, OBJ_SHARED_INTEGERS, OBJ_SHARED_REFCOUNT};
 
@@ -43,10 +48,11 @@ pub const LRU_CLOCK_RESOLUTION: u64 = 1000;
 
 // ---- helpers shared with DEBUG OBJECT ----
 
-/// objectCommandLookup: a raw lookup in the selected db (dictFind): no
-/// expiry, no statistics, no LRU update.
+/// objectCommandLookup: a read lookup that expires the key and counts the
+/// hit/miss, without touching the LRU clock (OBJECT IDLETIME would
+/// otherwise always answer 0). The key is `argv[2]`.
 pub fn object_command_lookup<'a>(srv: &'a mut Server, c: &Client) -> Option<&'a mut RObj> {
-    srv.dbs[c.db].dict.find(c.arg(2))
+    crate::db::lookup_key_read_notouch(srv, c.db, c.arg(2))
 }
 
 /// The refcount Redis would report. Values 0..9999 stored as integers are
@@ -98,11 +104,19 @@ pub fn sds_hdr_size(len: usize) -> usize {
     }
 }
 
-/// sdsZmallocSize of an sds created with `alloc` bytes of room (header,
-/// bytes and the NUL terminator, rounded to the allocator's class).
-pub fn sds_zmalloc_size(alloc: usize) -> usize {
-    // sdsnewlen never makes an empty sdshdr5: "" gets an sdshdr8.
-    let hdr = if alloc == 0 { 3 } else { sds_hdr_size(alloc) };
+/// sdsZmallocSize of an sds holding `len` bytes with room for `alloc`
+/// (header, bytes and the NUL terminator, rounded to the allocator's class).
+///
+/// An sds made in one go (sdsnewlen) has alloc == len and a header chosen
+/// by length, sdshdr5 included. One that grew (sdsMakeRoomFor) has spare
+/// room and never an sdshdr5: growth always switches to sdshdr8 or wider.
+pub fn sds_zmalloc_size(len: usize, alloc: usize) -> usize {
+    let hdr = if alloc == len && len > 0 {
+        sds_hdr_size(len)
+    } else {
+        // "" from sdsnewlen, and any grown sds: at least an sdshdr8.
+        sds_hdr_size(alloc).max(3)
+    };
     jemalloc_size_class(hdr + alloc + 1)
 }
 
@@ -114,13 +128,13 @@ pub fn object_compute_size(o: &RObj, _samples: i64) -> usize {
         // robj and sdshdr8 + bytes + NUL in one allocation.
         Value::Str(StrValue::Embstr(b)) => jemalloc_size_class(ROBJ_SIZE + 3 + b.len() + 1),
         // robj, then the sds on its own.
-        Value::Str(StrValue::Raw(v)) => ROBJ_SIZE + sds_zmalloc_size(v.capacity()),
+        Value::Str(StrValue::Raw(v)) => ROBJ_SIZE + sds_zmalloc_size(v.len(), v.capacity()),
     }
 }
 
 /// MEMORY USAGE's total for one key: value + key sds + dict entry.
 pub fn key_memory_usage(key: &[u8], o: &RObj, samples: i64) -> usize {
-    object_compute_size(o, samples) + sds_zmalloc_size(key.len()) + DICT_ENTRY_SIZE
+    object_compute_size(o, samples) + sds_zmalloc_size(key.len(), key.len()) + DICT_ENTRY_SIZE
 }
 
 // ---- OBJECT ----

@@ -19,14 +19,14 @@ use storage::db::Db;
 use storage::dict::Dict;
 
 use crate::commands::{
-    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_PROTECTED, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG,
+    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_NO_AUTH, CMD_PROTECTED, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG,
 };
 use crate::latency::LatencyMonitor;
 use crate::slowlog::{self, Slowlog};
 use crate::monitor;
 use crate::config::{Config, ProtectedAction};
 use crate::log::{server_log, LogLevel};
-use crate::networking::{Client, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP};
+use crate::networking::{self, Client, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP};
 
 /// The version we answer as: redis-lite behaves like Redis 7.0.15, and
 /// clients (redis-cli's hints, redis-py's feature checks) read this number.
@@ -292,11 +292,18 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
+    // NOAUTH: with requirepass set, only AUTH, HELLO and a few others run
+    // before the client authenticates.
+    if networking::auth_required(srv, c) && srv.commands.get(id).spec.flags & CMD_NO_AUTH == 0 {
+        reject_command(srv, c, Some(id), "NOAUTH Authentication required.");
+        return;
+    }
+
     call(srv, c, id);
 }
 
 /// allowProtectedAction: `yes`, or `local` from a loopback connection.
-fn allow_protected_action(setting: ProtectedAction, c: &Client) -> bool {
+pub fn allow_protected_action(setting: ProtectedAction, c: &Client) -> bool {
     match setting {
         ProtectedAction::Yes => true,
         ProtectedAction::No => false,
@@ -476,7 +483,7 @@ pub fn server_cron(srv: &mut Server) {
 /// run_with_period(ms): true on the cron ticks that fall every `ms` ms.
 pub fn run_with_period(srv: &Server, ms: i64) -> bool {
     let period = 1000 / srv.hz;
-    ms <= period || srv.cronloops % (ms / period) as u64 == 0
+    ms <= period || srv.cronloops.is_multiple_of((ms / period) as u64)
 }
 
 /// databasesCron: resize hash tables that became too sparse, and spend up to

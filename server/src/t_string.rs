@@ -64,6 +64,22 @@ pub enum Unit {
     Milliseconds,
 }
 
+/// The parsed options of SET / GETEX: flags, and the expire argument (still
+/// text; it is validated later, at the point where Redis does it) with its unit.
+pub struct StringOptions {
+    pub flags: u32,
+    pub expire: Option<Bytes>,
+    pub unit: Unit,
+}
+
+/// What a SET-like command replies: SET/SETEX/PSETEX say +OK (null when NX
+/// or XX refuse), SETNX says 1 (0 when refused).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetReply {
+    OkOrNull,
+    OneOrZero,
+}
+
 const ERR_NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 const ERR_BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const ERR_BIT_VALUE: &str = "ERR bit is not an integer or out of range";
@@ -71,7 +87,7 @@ const ERR_TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bu
 
 // ---- shared pieces ----
 
-/// Turn a C-string view of an argument: Redis compares options with
+/// The C-string view of an argument: Redis compares options with
 /// strcasecmp, which stops at the first NUL byte.
 fn c_str(arg: &[u8]) -> &[u8] {
     match arg.iter().position(|&b| b == 0) {
@@ -87,6 +103,15 @@ fn parse_i64_or_reply(c: &mut Client, arg: &[u8]) -> Option<i64> {
         c.add_reply_error(ERR_NOT_INTEGER);
     }
     v
+}
+
+/// checkStringLength: refuse to grow a string past proto-max-bulk-len.
+fn check_string_length_or_reply(c: &mut Client, len: usize, append: usize, max: i64) -> bool {
+    let ok = check_string_length(len, append, max);
+    if !ok {
+        c.add_reply_error(ERR_TOO_BIG);
+    }
+    ok
 }
 
 /// The string value of `o`, or a WRONGTYPE reply (checkType).
@@ -124,11 +149,10 @@ fn get_generic_command(srv: &mut Server, c: &mut Client) -> Result<(), ()> {
 /// or GETEX (from argv[2]), in any order. Conflicting options, an option of
 /// the other command, or EX/PX/EXAT/PXAT without a value is a syntax error.
 /// Repeating the same option is allowed (the last expire wins).
-/// Returns the flags, the expire argument and its unit.
 pub fn parse_extended_string_arguments(
     c: &mut Client,
     command_type: CommandType,
-) -> Option<(u32, Option<Bytes>, Unit)> {
+) -> Option<StringOptions> {
     let mut flags = OBJ_NO_FLAGS;
     let mut expire = None;
     let mut unit = Unit::Seconds;
@@ -173,7 +197,11 @@ pub fn parse_extended_string_arguments(
         expire = Some(c.argv[j + 1].clone());
         j += 2;
     }
-    Some((flags, expire, unit))
+    Some(StringOptions {
+        flags,
+        expire,
+        unit,
+    })
 }
 
 /// getExpireMillisecondsOrReply: the expire argument as an absolute unix
@@ -206,40 +234,37 @@ pub fn get_expire_milliseconds_or_reply(
 }
 
 /// setGenericCommand: the body of SET, SETNX, SETEX and PSETEX.
-/// `ok_reply` / `abort_reply` are the integer replies of SETNX (1 / 0);
-/// None means +OK and a null reply, SET's defaults.
-#[allow(clippy::too_many_arguments)]
 fn set_generic_command(
     srv: &mut Server,
     c: &mut Client,
-    flags: u32,
+    opts: StringOptions,
     key: Bytes,
     val: Bytes,
-    expire: Option<Bytes>,
-    unit: Unit,
-    ok_reply: Option<i64>,
-    abort_reply: Option<i64>,
+    reply: SetReply,
 ) {
+    let StringOptions {
+        flags,
+        expire,
+        unit,
+    } = opts;
     let dbid = c.db;
-    let mut when = None;
-    if let Some(e) = expire {
-        let now = srv.cmd_time_snapshot;
-        when = Some(
-            match get_expire_milliseconds_or_reply(c, &e, flags, unit, now) {
-                Some(ms) => ms,
-                None => return,
-            },
-        );
-    }
+    let now = srv.cmd_time_snapshot;
+    let when = match expire {
+        None => None,
+        Some(e) => match get_expire_milliseconds_or_reply(c, &e, flags, unit, now) {
+            None => return,
+            ms => ms,
+        },
+    };
     if flags & OBJ_SET_GET != 0 && get_generic_command(srv, c).is_err() {
         return;
     }
     let found = db::lookup_key_write(srv, dbid, &key).is_some();
     if (flags & OBJ_SET_NX != 0 && found) || (flags & OBJ_SET_XX != 0 && !found) {
         if flags & OBJ_SET_GET == 0 {
-            match abort_reply {
-                Some(n) => c.add_reply_integer(n),
-                None => c.add_reply_null(),
+            match reply {
+                SetReply::OkOrNull => c.add_reply_null(),
+                SetReply::OneOrZero => c.add_reply_integer(0),
             }
         }
         return;
@@ -253,9 +278,9 @@ fn set_generic_command(
         srv.dbs[dbid].set_expire(&key, when);
     }
     if flags & OBJ_SET_GET == 0 {
-        match ok_reply {
-            Some(n) => c.add_reply_integer(n),
-            None => c.add_reply_ok(),
+        match reply {
+            SetReply::OkOrNull => c.add_reply_ok(),
+            SetReply::OneOrZero => c.add_reply_integer(1),
         }
     }
 }
@@ -266,62 +291,47 @@ fn set_generic_command(
 ///     EXAT unix-time-seconds | PXAT unix-time-milliseconds | KEEPTTL]
 // redis: t_string.c setCommand
 pub fn set_command(srv: &mut Server, c: &mut Client) {
-    let Some((flags, expire, unit)) = parse_extended_string_arguments(c, CommandType::Set) else {
+    let Some(opts) = parse_extended_string_arguments(c, CommandType::Set) else {
         return;
     };
     let (key, val) = (c.argv[1].clone(), c.argv[2].clone());
-    set_generic_command(srv, c, flags, key, val, expire, unit, None, None);
+    set_generic_command(srv, c, opts, key, val, SetReply::OkOrNull);
 }
 
 /// SETNX key value
 // redis: t_string.c setnxCommand
 pub fn setnx_command(srv: &mut Server, c: &mut Client) {
+    let opts = StringOptions {
+        flags: OBJ_SET_NX,
+        expire: None,
+        unit: Unit::Seconds,
+    };
     let (key, val) = (c.argv[1].clone(), c.argv[2].clone());
-    set_generic_command(
-        srv,
-        c,
-        OBJ_SET_NX,
-        key,
-        val,
-        None,
-        Unit::Seconds,
-        Some(1),
-        Some(0),
-    );
+    set_generic_command(srv, c, opts, key, val, SetReply::OneOrZero);
 }
 
 /// SETEX key seconds value
 // redis: t_string.c setexCommand
 pub fn setex_command(srv: &mut Server, c: &mut Client) {
-    let (key, val, exp) = (c.argv[1].clone(), c.argv[3].clone(), c.argv[2].clone());
-    set_generic_command(
-        srv,
-        c,
-        OBJ_EX,
-        key,
-        val,
-        Some(exp),
-        Unit::Seconds,
-        None,
-        None,
-    );
+    let opts = StringOptions {
+        flags: OBJ_EX,
+        expire: Some(c.argv[2].clone()),
+        unit: Unit::Seconds,
+    };
+    let (key, val) = (c.argv[1].clone(), c.argv[3].clone());
+    set_generic_command(srv, c, opts, key, val, SetReply::OkOrNull);
 }
 
 /// PSETEX key milliseconds value
 // redis: t_string.c psetexCommand
 pub fn psetex_command(srv: &mut Server, c: &mut Client) {
-    let (key, val, exp) = (c.argv[1].clone(), c.argv[3].clone(), c.argv[2].clone());
-    set_generic_command(
-        srv,
-        c,
-        OBJ_PX,
-        key,
-        val,
-        Some(exp),
-        Unit::Milliseconds,
-        None,
-        None,
-    );
+    let opts = StringOptions {
+        flags: OBJ_PX,
+        expire: Some(c.argv[2].clone()),
+        unit: Unit::Milliseconds,
+    };
+    let (key, val) = (c.argv[1].clone(), c.argv[3].clone());
+    set_generic_command(srv, c, opts, key, val, SetReply::OkOrNull);
 }
 
 /// GET key
@@ -360,7 +370,12 @@ pub fn getdel_command(srv: &mut Server, c: &mut Client) {
 ///     PXAT unix-time-milliseconds | PERSIST]
 // redis: t_string.c getexCommand
 pub fn getex_command(srv: &mut Server, c: &mut Client) {
-    let Some((flags, expire, unit)) = parse_extended_string_arguments(c, CommandType::Get) else {
+    let Some(StringOptions {
+        flags,
+        expire,
+        unit,
+    }) = parse_extended_string_arguments(c, CommandType::Get)
+    else {
         return;
     };
     let (key, dbid, now) = (c.argv[1].clone(), c.db, srv.cmd_time_snapshot);
@@ -372,15 +387,13 @@ pub fn getex_command(srv: &mut Server, c: &mut Client) {
         return;
     };
     // The expire is validated only once the key is known to be a string.
-    let mut when = None;
-    if let Some(e) = expire {
-        when = Some(
-            match get_expire_milliseconds_or_reply(c, &e, flags, unit, now) {
-                Some(ms) => ms,
-                None => return,
-            },
-        );
-    }
+    let when = match expire {
+        None => None,
+        Some(e) => match get_expire_milliseconds_or_reply(c, &e, flags, unit, now) {
+            None => return,
+            ms => ms,
+        },
+    };
     // Reply first: the key may be deleted just below.
     c.add_reply_bulk(&s.as_bytes());
     let changed = match when {
@@ -479,8 +492,7 @@ pub fn append_command(srv: &mut Server, c: &mut Client) {
             let Some(s) = str_or_wrongtype(c, o) else {
                 return;
             };
-            if !check_string_length(s.len(), append.len(), max) {
-                c.add_reply_error(ERR_TOO_BIG);
+            if !check_string_length_or_reply(c, s.len(), append.len(), max) {
                 return;
             }
             let len = s.append(&append);
@@ -550,8 +562,7 @@ pub fn setrange_command(srv: &mut Server, c: &mut Client) {
                 c.add_reply_integer(0);
                 return;
             }
-            if !check_string_length(offset, value.len(), max) {
-                c.add_reply_error(ERR_TOO_BIG);
+            if !check_string_length_or_reply(c, offset, value.len(), max) {
                 return;
             }
             let mut v = create_zeroed_raw(offset + value.len());
@@ -569,8 +580,7 @@ pub fn setrange_command(srv: &mut Server, c: &mut Client) {
                 c.add_reply_integer(s.len() as i64);
                 return;
             }
-            if !check_string_length(offset, value.len(), max) {
-                c.add_reply_error(ERR_TOO_BIG);
+            if !check_string_length_or_reply(c, offset, value.len(), max) {
                 return;
             }
             let len = s.setrange(offset, &value);

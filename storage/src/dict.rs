@@ -71,6 +71,19 @@ static DICT_CAN_RESIZE: AtomicBool = AtomicBool::new(true);
 /// The process-wide hash keys (dict_hash_function_seed), drawn once.
 static HASH_SEED: OnceLock<RandomState> = OnceLock::new();
 
+/// dictEnableResize / dictDisableResize: the server turns resizing off while
+/// a child process (BGSAVE, BGREWRITEAOF) exists, for every dict at once.
+/// (Growing past DICT_FORCE_RESIZE_RATIO and rehashes already started still
+/// go on, as in Redis 7.0.)
+pub fn set_resize_allowed(enabled: bool) {
+    DICT_CAN_RESIZE.store(enabled, Ordering::Relaxed);
+}
+
+/// Is resizing currently allowed (dict_can_resize)?
+pub fn resize_allowed() -> bool {
+    DICT_CAN_RESIZE.load(Ordering::Relaxed)
+}
+
 /// dictGenHashFunction: SipHash of the key bytes with the process seed.
 fn dict_hash_key(key: &[u8]) -> u64 {
     let mut hasher = HASH_SEED.get_or_init(RandomState::new).build_hasher();
@@ -162,14 +175,14 @@ impl<V> Dict<V> {
         self.len() * Self::entry_size() + self.buckets() * mem::size_of::<Bucket<V>>()
     }
 
-    /// dictEnableResize / dictDisableResize: the server turns resizing off
-    /// while a child process (BGSAVE, BGREWRITEAOF) exists. Process-wide.
+    /// Same as the free function `dict::set_resize_allowed`.
     pub fn set_resize_allowed(enabled: bool) {
-        DICT_CAN_RESIZE.store(enabled, Ordering::Relaxed);
+        set_resize_allowed(enabled);
     }
 
+    /// Same as the free function `dict::resize_allowed`.
     pub fn resize_allowed() -> bool {
-        DICT_CAN_RESIZE.load(Ordering::Relaxed)
+        resize_allowed()
     }
 
     /// dictPauseRehashing: while paused, lookups and updates do no rehash
@@ -199,7 +212,9 @@ impl<V> Dict<V> {
         }
         let h = dict_hash_key(key);
         for table in 0..=1 {
+            // The bucket is the low bits of the hash (sizes are powers of 2).
             let idx = h as usize & (self.ht_table[table].len() - 1);
+            // Walk the chain comparing whole keys: equal hashes prove nothing.
             let mut he = self.ht_table[table][idx].as_deref();
             while let Some(entry) = he {
                 if *entry.key == *key {
@@ -207,6 +222,7 @@ impl<V> Dict<V> {
                 }
                 he = entry.next.as_deref();
             }
+            // Table 1 only holds entries while a rehash is in progress.
             if !self.is_rehashing() {
                 break;
             }
@@ -214,6 +230,7 @@ impl<V> Dict<V> {
         None
     }
 
+    /// Pure membership test (no rehash step).
     pub fn contains_key(&self, key: &[u8]) -> bool {
         self.get_key_value(key).is_some()
     }
@@ -225,6 +242,8 @@ impl<V> Dict<V> {
         if self.is_empty() {
             return None;
         }
+        // Pay one bucket of the pending rehash before looking: this is how
+        // a busy dict finishes its rehash without ever stopping for it.
         if self.is_rehashing() {
             self.rehash_step();
         }
@@ -334,16 +353,20 @@ impl<V> Dict<V> {
             self.rehash_step();
         }
         let h = dict_hash_key(key);
+        // The key is in table 0 or (while rehashing) table 1, never both.
         for table in 0..=1 {
             let idx = h as usize & (self.ht_table[table].len() - 1);
-            // Walk the links until `link` is the one pointing at the key.
+            // Walk the links until `link` is the one pointing at the key
+            // (Redis keeps a `prevHe` pointer for the same purpose).
             let mut link = &mut self.ht_table[table][idx];
             while link.as_ref().is_some_and(|entry| *entry.key != *key) {
                 link = &mut link.as_mut().expect("checked above").next;
             }
             if let Some(mut entry) = link.take() {
+                // Unlink: whatever pointed at the entry now points past it.
                 *link = entry.next.take();
                 self.ht_used[table] -= 1;
+                // Nothing is freed here: key and value go back to the caller.
                 let DictEntry { key, val, .. } = *entry;
                 return Some((key, val));
             }
@@ -446,6 +469,8 @@ impl<V> Dict<V> {
     /// even when table 0 is mostly holes. Returns true while keys remain to
     /// be moved; when table 0 is drained, table 1 becomes table 0.
     pub fn rehash(&mut self, n: usize) -> bool {
+        // Ten empty buckets per bucket asked for: after a mass delete most
+        // of table 0 may be empty, and skipping holes is work too.
         let mut empty_visits = n * 10;
         if !self.is_rehashing() {
             return false;
@@ -466,7 +491,9 @@ impl<V> Dict<V> {
                     return true;
                 }
             }
-            // Move every entry of this bucket to its bucket in table 1.
+            // Move every entry of this bucket to its bucket in table 1. Each
+            // key is hashed again: entries do not store their hash (it would
+            // cost 8 bytes per key), so rehash pays for it instead.
             let mut de = self.ht_table[0][self.rehashidx as usize].take();
             while let Some(mut entry) = de {
                 de = entry.next.take();

@@ -10,6 +10,7 @@
 
 pub mod db;
 pub mod dict;
+pub mod expire;
 pub mod object;
 pub mod t_string;
 pub mod util;

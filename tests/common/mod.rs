@@ -75,9 +75,8 @@ pub fn require_tool(name: &str) -> Option<PathBuf> {
     if let Some(p) = which(name) {
         return Some(p);
     }
-    let msg = format!(
-        "{name} not found (install redis-server redis-tools to run differential tests)"
-    );
+    let msg =
+        format!("{name} not found (install redis-server redis-tools to run differential tests)");
     if in_ci() {
         panic!("CI=true and {msg}: CI must run these tests, not skip them");
     }
@@ -97,7 +96,12 @@ pub fn free_port() -> u16 {
 pub fn temp_path(tag: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("redis-lite-test-{}-{}-{}.log", std::process::id(), n, tag))
+    std::env::temp_dir().join(format!(
+        "redis-lite-test-{}-{}-{}.log",
+        std::process::id(),
+        n,
+        tag
+    ))
 }
 
 /// Last `n` lines of a file (lossy UTF-8), for failure reports.
@@ -147,11 +151,20 @@ impl Process {
             let child = cmd
                 .spawn()
                 .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
-            let mut p = Process { name, port, log, child };
+            let mut p = Process {
+                name,
+                port,
+                log,
+                child,
+            };
             match p.wait_ready() {
                 Ok(()) => return p,
                 Err(e) => {
-                    last_err = format!("{e}\n--- {} log tail ---\n{}", name, tail(&p.log, LOG_TAIL_LINES));
+                    last_err = format!(
+                        "{e}\n--- {} log tail ---\n{}",
+                        name,
+                        tail(&p.log, LOG_TAIL_LINES)
+                    );
                     // Drop kills it; keep the log for the message above.
                 }
             }
@@ -175,7 +188,10 @@ impl Process {
                 }
             }
             if Instant::now() > deadline {
-                return Err(format!("{} not answering PING after {:?}", self.name, STARTUP_TIMEOUT));
+                return Err(format!(
+                    "{} not answering PING after {:?}",
+                    self.name, STARTUP_TIMEOUT
+                ));
             }
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -193,7 +209,8 @@ impl Process {
 
     /// A new connection to this server (panics on failure).
     pub fn connect(&self) -> Conn {
-        Conn::connect(self.port).unwrap_or_else(|e| panic!("connect to {} :{}: {e}", self.name, self.port))
+        Conn::connect(self.port)
+            .unwrap_or_else(|e| panic!("connect to {} :{}: {e}", self.name, self.port))
     }
 
     /// The last lines of the server's log.
@@ -236,11 +253,21 @@ impl Server {
     }
 
     /// Start redis-lite with extra `--name value` arguments.
+    ///
+    /// `REDIS_LITE_BIN=/usr/bin/redis-server cargo test --test differential`
+    /// runs the tests against another binary instead: with redis-server on
+    /// both sides it checks that case files are deterministic.
     pub fn start_with(extra: &[&str]) -> Process {
-        let bin = Path::new(env!("CARGO_BIN_EXE_redis-lite"));
+        let bin = match std::env::var_os("REDIS_LITE_BIN") {
+            Some(b) if !b.is_empty() => PathBuf::from(b),
+            _ => PathBuf::from(env!("CARGO_BIN_EXE_redis-lite")),
+        };
         let mut args: Vec<&str> = vec!["--save", "", "--appendonly", "no"];
+        if bin.file_name().is_some_and(|n| n == "redis-server") {
+            args.extend_from_slice(&["--enable-debug-command", "yes", "--bind", "127.0.0.1"]);
+        }
         args.extend_from_slice(extra);
-        Process::spawn("redis-lite", bin, &args)
+        Process::spawn("redis-lite", &bin, &args)
     }
 }
 
@@ -280,11 +307,18 @@ impl RealRedis {
 pub enum ReadError {
     /// The server closed the connection (EOF or reset); `partial` holds any
     /// bytes of an incomplete reply received before that.
-    Closed { partial: Vec<u8> },
+    Closed {
+        partial: Vec<u8>,
+    },
     /// Nothing complete arrived within the timeout.
-    Timeout { partial: Vec<u8> },
+    Timeout {
+        partial: Vec<u8>,
+    },
     /// The bytes are not RESP.
-    Malformed { data: Vec<u8>, why: String },
+    Malformed {
+        data: Vec<u8>,
+        why: String,
+    },
     Io(io::Error),
 }
 
@@ -292,10 +326,20 @@ impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::Closed { partial } if partial.is_empty() => write!(f, "<connection closed>"),
-            ReadError::Closed { partial } => write!(f, "<connection closed after partial reply {}>", escape(partial)),
-            ReadError::Timeout { partial } if partial.is_empty() => write!(f, "<timeout: no reply>"),
-            ReadError::Timeout { partial } => write!(f, "<timeout after partial reply {}>", escape(partial)),
-            ReadError::Malformed { data, why } => write!(f, "<malformed reply ({why}): {}>", escape(data)),
+            ReadError::Closed { partial } => write!(
+                f,
+                "<connection closed after partial reply {}>",
+                escape(partial)
+            ),
+            ReadError::Timeout { partial } if partial.is_empty() => {
+                write!(f, "<timeout: no reply>")
+            }
+            ReadError::Timeout { partial } => {
+                write!(f, "<timeout after partial reply {}>", escape(partial))
+            }
+            ReadError::Malformed { data, why } => {
+                write!(f, "<malformed reply ({why}): {}>", escape(data))
+            }
             ReadError::Io(e) => write!(f, "<io error: {e}>"),
         }
     }
@@ -319,7 +363,11 @@ impl Conn {
         let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
         let stream = TcpStream::connect_timeout(&addr, t)?;
         stream.set_nodelay(true)?;
-        let mut c = Conn { stream, buf: Vec::new(), timeout: REPLY_TIMEOUT };
+        let mut c = Conn {
+            stream,
+            buf: Vec::new(),
+            timeout: REPLY_TIMEOUT,
+        };
         c.set_timeout(REPLY_TIMEOUT);
         Ok(c)
     }
@@ -327,7 +375,9 @@ impl Conn {
     /// Timeout for each reply read and each write.
     pub fn set_timeout(&mut self, t: Duration) {
         self.timeout = t;
-        let _ = self.stream.set_write_timeout(Some(t.max(Duration::from_millis(1))));
+        let _ = self
+            .stream
+            .set_write_timeout(Some(t.max(Duration::from_millis(1))));
     }
 
     pub fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -367,10 +417,19 @@ impl Conn {
             match reply_len(&self.buf) {
                 Ok(Some(n)) => return Ok(self.buf.drain(..n).collect()),
                 Ok(None) => {}
-                Err(why) => return Err(ReadError::Malformed { data: std::mem::take(&mut self.buf), why }),
+                Err(why) => {
+                    return Err(ReadError::Malformed {
+                        data: std::mem::take(&mut self.buf),
+                        why,
+                    })
+                }
             }
             match self.fill(deadline)? {
-                0 => return Err(ReadError::Closed { partial: std::mem::take(&mut self.buf) }),
+                0 => {
+                    return Err(ReadError::Closed {
+                        partial: std::mem::take(&mut self.buf),
+                    })
+                }
                 _ => continue,
             }
         }
@@ -380,9 +439,13 @@ impl Conn {
     fn fill(&mut self, deadline: Instant) -> Result<usize, ReadError> {
         let now = Instant::now();
         if now >= deadline {
-            return Err(ReadError::Timeout { partial: std::mem::take(&mut self.buf) });
+            return Err(ReadError::Timeout {
+                partial: std::mem::take(&mut self.buf),
+            });
         }
-        let _ = self.stream.set_read_timeout(Some((deadline - now).max(Duration::from_millis(1))));
+        let _ = self
+            .stream
+            .set_read_timeout(Some((deadline - now).max(Duration::from_millis(1))));
         let mut tmp = [0u8; 16 * 1024];
         loop {
             match self.stream.read(&mut tmp) {
@@ -391,8 +454,15 @@ impl Conn {
                     self.buf.extend_from_slice(&tmp[..n]);
                     return Ok(n);
                 }
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                    return Err(ReadError::Timeout { partial: std::mem::take(&mut self.buf) });
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    return Err(ReadError::Timeout {
+                        partial: std::mem::take(&mut self.buf),
+                    });
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if is_reset(&e) => return Ok(0),
@@ -448,7 +518,9 @@ impl Conn {
 fn is_reset(e: &io::Error) -> bool {
     matches!(
         e.kind(),
-        io::ErrorKind::ConnectionReset | io::ErrorKind::ConnectionAborted | io::ErrorKind::BrokenPipe
+        io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::BrokenPipe
     )
 }
 
@@ -466,7 +538,10 @@ pub fn encode_command<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
 
 /// `SET "k" "v"` style rendering of a command for messages.
 pub fn describe_cmd<A: AsRef<[u8]>>(args: &[A]) -> String {
-    let parts: Vec<String> = args.iter().map(|a| format!("\"{}\"", escape(a.as_ref()))).collect();
+    let parts: Vec<String> = args
+        .iter()
+        .map(|a| format!("\"{}\"", escape(a.as_ref())))
+        .collect();
     parts.join(" ")
 }
 
@@ -527,8 +602,12 @@ fn reply_end(buf: &[u8], pos: usize, depth: usize) -> Result<Option<usize>, Stri
     if depth > MAX_DEPTH {
         return Err("nesting too deep".into());
     }
-    let Some(&kind) = buf.get(pos) else { return Ok(None) };
-    let Some((line, after)) = line_at(buf, pos + 1) else { return Ok(None) };
+    let Some(&kind) = buf.get(pos) else {
+        return Ok(None);
+    };
+    let Some((line, after)) = line_at(buf, pos + 1) else {
+        return Ok(None);
+    };
     match kind {
         // Single-line types: simple string, error, integer, null, double,
         // boolean, big number.
@@ -554,7 +633,11 @@ fn reply_end(buf: &[u8], pos: usize, depth: usize) -> Result<Option<usize>, Stri
             if n < 0 {
                 return Ok(Some(after)); // *-1
             }
-            let count = if kind == b'%' || kind == b'|' { n * 2 } else { n };
+            let count = if kind == b'%' || kind == b'|' {
+                n * 2
+            } else {
+                n
+            };
             let mut p = after;
             for _ in 0..count {
                 match reply_end(buf, p, depth + 1)? {
@@ -593,23 +676,4 @@ pub fn split_aggregate(reply: &[u8]) -> Option<(Vec<u8>, Vec<Vec<u8>>)> {
         p = next;
     }
     Some((reply[..after].to_vec(), elems))
-}
-
-#[cfg(test)]
-mod framer_tests {
-    use super::*;
-
-    #[test]
-    fn framer_finds_reply_ends() {
-        assert_eq!(reply_len(b"+OK\r\n"), Ok(Some(5)));
-        assert_eq!(reply_len(b"+OK\r"), Ok(None));
-        assert_eq!(reply_len(b"$3\r\nfoo\r\n+X"), Ok(Some(9)));
-        assert_eq!(reply_len(b"$3\r\nfo"), Ok(None));
-        assert_eq!(reply_len(b"$-1\r\n"), Ok(Some(5)));
-        assert_eq!(reply_len(b"*2\r\n:1\r\n$1\r\na\r\n"), Ok(Some(15)));
-        assert_eq!(reply_len(b"*2\r\n:1\r\n"), Ok(None));
-        assert_eq!(reply_len(b"%1\r\n+a\r\n:1\r\n"), Ok(Some(12)));
-        assert_eq!(reply_len(b"_\r\n"), Ok(Some(3)));
-        assert!(reply_len(b"?\r\n").is_err());
-    }
 }

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Throughput of redis-lite next to a real redis-server, same machine, same
+# settings (no persistence), measured with redis-benchmark.
+#
+#   scripts/bench-vs-redis.sh
+#   N=1000000 RUNS=5 TESTS=set,get,incr PIPELINES="1 16 64" scripts/bench-vs-redis.sh
+#
+# Each (test, pipeline) pair is run RUNS times against each server,
+# ALTERNATING lite, redis, lite, redis, ... so a noisy neighbour or thermal
+# drift hits both equally; the table shows the median of the runs.
+#
+# Env: N (requests per run, default 200000), RUNS (default 3), TESTS
+# (redis-benchmark -t list, default set,get), PIPELINES (default "1 16"),
+# CLIENTS (redis-benchmark -c, default 50), SKIP_BUILD=1 to reuse the binary,
+# LITE_BIN=/path/to/redis-lite to benchmark another build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N="${N:-200000}"
+RUNS="${RUNS:-3}"
+TESTS="${TESTS:-set,get}"
+PIPELINES="${PIPELINES:-1 16}"
+CLIENTS="${CLIENTS:-50}"
+
+for tool in redis-server redis-benchmark redis-cli; do
+    command -v "$tool" >/dev/null || { echo "error: $tool not found (apt-get install redis-server redis-tools)" >&2; exit 1; }
+done
+
+if [ "${SKIP_BUILD:-0}" != 1 ]; then
+    cargo build --release --bin redis-lite >&2
+fi
+if [ -z "${LITE_BIN:-}" ]; then
+    TARGET_DIR="$(cargo metadata --format-version 1 --no-deps 2>/dev/null \
+        | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+    LITE_BIN="${TARGET_DIR:-target}/release/redis-lite"
+fi
+[ -x "$LITE_BIN" ] || LITE_BIN=target/release/redis-lite
+[ -x "$LITE_BIN" ] || { echo "error: $LITE_BIN not built" >&2; exit 1; }
+
+# A free port: bind :0 and read back what the kernel chose.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+TMP="$(mktemp -d)"
+LITE_PID=""
+REDIS_PID=""
+cleanup() {
+    for pid in "$LITE_PID" "$REDIS_PID"; do
+        if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+            kill "$pid" 2>/dev/null || true
+            wait "$pid" 2>/dev/null || true
+        fi
+    done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+wait_ready() { # port pid name
+    for _ in $(seq 1 200); do
+        if redis-cli -p "$1" PING 2>/dev/null | grep -q PONG; then return 0; fi
+        kill -0 "$2" 2>/dev/null || { echo "error: $3 exited; log:" >&2; cat "$TMP/$3.log" >&2; exit 1; }
+        sleep 0.05
+    done
+    echo "error: $3 not answering PING on port $1" >&2
+    exit 1
+}
+
+LITE_PORT="$(free_port)"
+"$LITE_BIN" --port "$LITE_PORT" --save '' --appendonly no >"$TMP/redis-lite.log" 2>&1 &
+LITE_PID=$!
+wait_ready "$LITE_PORT" "$LITE_PID" redis-lite
+
+REDIS_PORT="$(free_port)"
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+    >"$TMP/redis-server.log" 2>&1 &
+REDIS_PID=$!
+wait_ready "$REDIS_PORT" "$REDIS_PID" redis-server
+
+# rps of one redis-benchmark run for one test: "SET: 123456.78 requests per second, ..."
+bench() { # port test pipeline
+    redis-benchmark -p "$1" -q -n "$N" -c "$CLIENTS" -P "$3" -t "$2" 2>/dev/null \
+        | tr '\r' '\n' | grep 'requests per second' | tail -n 1 \
+        | sed -E 's/^[^:]+: *([0-9.]+) requests per second.*/\1/'
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "0"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "redis-lite: $LITE_BIN" >&2
+echo "redis     : $(redis-server --version)" >&2
+echo "N=$N RUNS=$RUNS TESTS=$TESTS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS" >&2
+echo
+
+printf '%-8s %8s %16s %16s %12s\n' test pipeline "redis-lite rps" "redis rps" "lite/redis"
+printf '%-8s %8s %16s %16s %12s\n' -------- -------- ---------------- ---------------- ------------
+IFS=',' read -r -a test_list <<<"$TESTS"
+for t in "${test_list[@]}"; do
+    for p in $PIPELINES; do
+        : >"$TMP/lite.txt"
+        : >"$TMP/redis.txt"
+        for _ in $(seq 1 "$RUNS"); do
+            bench "$LITE_PORT" "$t" "$p" >>"$TMP/lite.txt"
+            bench "$REDIS_PORT" "$t" "$p" >>"$TMP/redis.txt"
+        done
+        lite="$(median <"$TMP/lite.txt")"
+        redis="$(median <"$TMP/redis.txt")"
+        ratio="$(awk -v a="$lite" -v b="$redis" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
+        printf '%-8s %8s %16s %16s %12s\n' "$t" "$p" "$lite" "$redis" "$ratio"
+    done
+done
+# Servers are stopped by the EXIT trap.
