@@ -586,7 +586,10 @@ fn raw_exchange(port: u16, bytes: &[u8]) -> RawOutcome {
 }
 
 fn case_files() -> Vec<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases");
+    let dir = match std::env::var_os("REDIS_LITE_CASES_DIR") {
+        Some(d) if !d.is_empty() => PathBuf::from(d),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cases"),
+    };
     let filter: Option<Vec<String>> = std::env::var("REDIS_LITE_CASES")
         .ok()
         .filter(|s| !s.trim().is_empty())

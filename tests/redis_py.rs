@@ -78,5 +78,5 @@ fn skip_or_fail(why: &str) {
     if in_ci() {
         panic!("CI=true and {why}");
     }
-    println!("SKIPPED: {why}");
+    common::skipped(why);
 }

@@ -16,6 +16,7 @@ use std::io;
 use std::time::{Duration, Instant};
 
 use mio::{Events, Interest, Token};
+use storage::expire::CycleType;
 
 use crate::log::{server_log, LogLevel};
 use crate::networking::{
@@ -90,6 +91,11 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
 
 /// beforeSleep: work done once per pass before waiting for events.
 fn before_sleep(srv: &mut Server) {
+    // The fast expire cycle: at most 1 ms, only when the slow cycle could
+    // not keep up (activeExpireCycle(ACTIVE_EXPIRE_CYCLE_FAST)).
+    if srv.active_expire_enabled {
+        crate::expire::active_expire_cycle(srv, CycleType::Fast);
+    }
     free_clients_in_async_free_queue(srv);
     handle_clients_with_pending_writes(srv);
     free_clients_in_async_free_queue(srv);

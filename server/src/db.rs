@@ -4,6 +4,18 @@
 //! file, never through the dicts directly, because a lookup is where Redis
 //! does its bookkeeping: lazy expiry (a key past its TTL is deleted on the
 //! spot), keyspace hits/misses, and the LRU clock of the object.
+//!
+//! Below the lookups come the key commands, in db.c's order: DEL/UNLINK
+//! (one loop, `del_generic_command`, with `db_delete` as the hook where lazy
+//! freeing will plug in), EXISTS/TYPE/TOUCH, KEYS/SCAN/RANDOMKEY/DBSIZE,
+//! RENAME/COPY/MOVE and SELECT/SWAPDB/FLUSHDB/FLUSHALL.
+//!
+//! Who expires what, as in Redis 7.0 -- worth a breakpoint each:
+//! - KEYS walks the whole dict and *hides* expired keys (keyIsExpired);
+//!   it never deletes, so it never writes.
+//! - SCAN, EXISTS, TYPE, TOUCH, RANDOMKEY, DEL and the write commands
+//!   *delete* an expired key when they meet it (expireIfNeeded).
+//! - DBSIZE counts expired keys that nobody has deleted yet.
 
 use storage::object::RObj;
 

@@ -121,9 +121,11 @@ fn debug_populate(srv: &mut Server, c: &mut Client) {
 /// it. strtod semantics: "0.5" is half a second, junk is 0, negative is 0.
 // redis: debug.c debugCommand (sleep)
 fn debug_sleep(c: &mut Client) {
-    let secs = strtod_prefix(c.arg(2));
-    let micros = (secs * 1_000_000.0) as i64; // saturating cast, NaN -> 0
-    if micros > 0 {
+    let micros = strtod_prefix(c.arg(2)) * 1_000_000.0;
+    // Redis converts to long long; on x86-64 NaN, inf and anything out of
+    // range become LLONG_MIN, a negative time that nanosleep refuses. So
+    // only a finite, positive, in-range time sleeps.
+    if micros >= 1.0 && micros < i64::MAX as f64 {
         std::thread::sleep(std::time::Duration::from_micros(micros as u64));
     }
     c.add_reply_ok();
@@ -159,6 +161,8 @@ fn debug_protocol(c: &mut Client) {
     match &name[..] {
         b"string" => c.add_reply_bulk(b"Hello World"),
         b"integer" => c.add_reply_integer(12345),
+        // Redis's sample value, not an approximation of pi.
+        #[allow(clippy::approx_constant)]
         b"double" => c.add_reply_double(3.141),
         b"bignum" => reply::big_number(&mut c.reply, b"1234567999999999999999999999999999999", c.resp),
         b"null" => c.add_reply_null(),

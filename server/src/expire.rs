@@ -13,6 +13,7 @@
 //! DEL). Keys whose TTL passes later are removed lazily by
 //! `db::expire_if_needed` on their next lookup, or by the active cycle.
 
+use storage::expire::{CycleType, ExpireCycleConfig, SystemClock};
 use crate::db;
 use crate::networking::Client;
 use crate::server::Server;
@@ -227,4 +228,55 @@ pub fn persist_command(srv: &mut Server, c: &mut Client) {
     db::signal_modified_key(srv, dbid, &key);
     srv.dirty += 1;
     c.add_reply_integer(1);
+}
+
+// ---- the active expiry cycle (expire.c activeExpireCycle) ----
+
+/// activeExpireCycle: sample the expires dicts and delete what has expired.
+/// The sampling logic lives in `storage::expire` (with the clock passed in,
+/// so it can be tested); this side supplies the server's part of deleting a
+/// key: freeing the value (inline, or on `bio_lazy_free` with
+/// lazyfree-lazy-expire), the counters, and the latency events.
+pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
+    let config = ExpireCycleConfig {
+        effort: srv.config.active_expire_effort as u64,
+        hz: srv.hz as u64,
+    };
+    let lazy = srv.config.lazyfree_lazy_expire;
+    let threshold = srv.config.latency_monitor_threshold;
+    let mut expired_keys = 0u64;
+    let Server {
+        dbs,
+        expire_state,
+        lazyfree,
+        latency,
+        ..
+    } = srv;
+    let report = storage::expire::active_expire_cycle(
+        dbs,
+        expire_state,
+        cycle,
+        config,
+        &SystemClock,
+        &mut |_dbid, _key, val| {
+            // deleteExpiredKeyAndPropagate: free the value, time it.
+            let start = std::time::Instant::now();
+            if lazy {
+                lazyfree.free_object_async(val);
+            } else {
+                drop(val);
+            }
+            let ms = start.elapsed().as_millis() as u64;
+            latency.add_sample_if_needed(threshold, "expire-del", ms);
+            expired_keys += 1;
+        },
+    );
+    srv.stats.expiredkeys += expired_keys;
+    if report.ran {
+        srv.latency.add_sample_if_needed(
+            threshold,
+            "expire-cycle",
+            report.elapsed_us / 1000,
+        );
+    }
 }

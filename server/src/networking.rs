@@ -32,6 +32,10 @@ pub const PROTO_IOBUF_LEN: usize = 16 * 1024;
 /// PROTO_MBULK_BIG_ARG: arguments of at least 32 KB are read in one piece.
 pub const PROTO_MBULK_BIG_ARG: usize = protocol::request::PROTO_MBULK_BIG_ARG;
 
+/// The largest single read for a big argument: the buffer then grows by
+/// doubling as the bytes really arrive.
+pub const PROTO_MBULK_MAX_READ: usize = 1024 * 1024;
+
 /// NET_MAX_WRITES_PER_EVENT: at most 64 KB are written to one client per
 /// loop pass, so one huge reply (KEYS * on a big db) cannot starve others.
 pub const NET_MAX_WRITES_PER_EVENT: usize = 64 * 1024;
@@ -285,13 +289,15 @@ fn raw_fd(stream: &TcpStream) -> i32 {
 /// about 16 KB of commands per pass, interleaved with everybody else.
 pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     let old_len = c.querybuf.len();
-    // Normally 16 KB; for a big argument (>= 32 KB) being received, exactly
-    // what is still missing of it, so the payload arrives in one piece
-    // (readQueryFromClient's PROTO_MBULK_BIG_ARG case).
+    // Normally 16 KB. For a big argument (>= 32 KB) being received, read
+    // what is still missing of it (readQueryFromClient's
+    // PROTO_MBULK_BIG_ARG case), but at most PROTO_MBULK_MAX_READ at a time:
+    // unlike Redis, we never reserve memory for bytes a client only
+    // *announced* (`$500000000` followed by nothing).
     let mut readlen = PROTO_IOBUF_LEN;
     if let Some(bulklen) = c.parser.pending_bulk_len() {
         if bulklen >= PROTO_MBULK_BIG_ARG && bulklen + 2 > old_len {
-            readlen = bulklen + 2 - old_len;
+            readlen = (bulklen + 2 - old_len).min(PROTO_MBULK_MAX_READ);
         }
     }
     c.querybuf.reserve(readlen);

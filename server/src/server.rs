@@ -15,7 +15,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mio::net::TcpListener;
 use mio::{Poll, Token};
+use lazyfree::LazyFree;
 use storage::db::Db;
+use storage::expire::{CycleType, ExpireCycleState};
 use storage::dict::Dict;
 
 use crate::commands::{
@@ -26,7 +28,12 @@ use crate::slowlog::{self, Slowlog};
 use crate::monitor;
 use crate::config::{Config, ProtectedAction};
 use crate::log::{server_log, LogLevel};
-use crate::networking::{self, Client, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP};
+use bytes::BytesMut;
+
+use crate::networking::{
+    self, Client, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP, CLIENT_MONITOR, PROTO_IOBUF_LEN,
+    PROTO_MBULK_BIG_ARG,
+};
 
 /// The version we answer as: redis-lite behaves like Redis 7.0.15, and
 /// clients (redis-cli's hints, redis-py's feature checks) read this number.
@@ -125,6 +132,10 @@ pub struct Server {
     pub monitors: Vec<Token>,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the active expiry cycle runs.
     pub active_expire_enabled: bool,
+    /// The active expiry cycle's state between calls (cursor, stale estimate).
+    pub expire_state: ExpireCycleState,
+    /// The `bio_lazy_free` thread: UNLINK, FLUSHALL ASYNC, lazyfree-lazy-*.
+    pub lazyfree: LazyFree,
     pub inst_ops: InstMetric,
     pub inst_net_input: InstMetric,
     pub inst_net_output: InstMetric,
@@ -143,6 +154,8 @@ pub struct Server {
     /// LRU clock (seconds, 24 bits), refreshed by server_cron.
     pub lruclock: u32,
     pub shutdown_asap: bool,
+    /// When the POST/Host: warning was last logged (unix seconds).
+    pub last_security_warning: i64,
     pub stat_peak_memory: usize,
     pub lastsave: i64,
     pub executable: String,
@@ -192,6 +205,8 @@ impl Server {
             latency: LatencyMonitor::new(),
             monitors: Vec::new(),
             active_expire_enabled: true,
+            expire_state: ExpireCycleState::default(),
+            lazyfree: LazyFree::start()?,
             inst_ops: InstMetric::default(),
             inst_net_input: InstMetric::default(),
             inst_net_output: InstMetric::default(),
@@ -204,6 +219,7 @@ impl Server {
             cmd_time_snapshot: mstime(),
             lruclock: get_lru_clock(),
             shutdown_asap: false,
+            last_security_warning: 0,
             stat_peak_memory: 0,
             lastsave: mstime() / 1000,
             executable: std::env::current_exe()
@@ -244,11 +260,7 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // securityWarningCommand: an HTTP request sent to the Redis port (a
     // cross-protocol attack). Redis closes the connection without a reply.
     if c.arg(0).eq_ignore_ascii_case(b"post") || c.arg(0).eq_ignore_ascii_case(b"host:") {
-        server_log(
-            LogLevel::Warning,
-            "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. This is likely due to an attacker attempting to use Cross Protocol Scripting to compromise your Redis instance. Connection aborted.",
-        );
-        c.flags |= CLIENT_CLOSE_ASAP;
+        security_warning(srv, c);
         return;
     }
 
@@ -260,11 +272,11 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
             return;
         }
         Err(container) => {
-            let msg = format!(
-                "ERR unknown subcommand '{}'. Try {} HELP.",
-                lossy_truncated(c.arg(1), 128),
-                srv.commands.get(container).spec.name.to_uppercase()
-            );
+            let mut msg = b"ERR unknown subcommand '".to_vec();
+            msg.extend_from_slice(c_str_prefix(c.arg(1), 128));
+            msg.extend_from_slice(b"'. Try ");
+            msg.extend_from_slice(srv.commands.get(container).spec.name.to_uppercase().as_bytes());
+            msg.extend_from_slice(b" HELP.");
             reject_command(srv, c, Some(container), &msg);
             return;
         }
@@ -278,7 +290,7 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
             "ERR wrong number of arguments for '{}' command",
             cmd.fullname
         );
-        reject_command(srv, c, Some(id), &msg);
+        reject_command(srv, c, Some(id), msg.as_bytes());
         return;
     }
 
@@ -287,7 +299,7 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
             srv,
             c,
             Some(id),
-            "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+            b"ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
         );
         return;
     }
@@ -295,11 +307,25 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // NOAUTH: with requirepass set, only AUTH, HELLO and a few others run
     // before the client authenticates.
     if networking::auth_required(srv, c) && srv.commands.get(id).spec.flags & CMD_NO_AUTH == 0 {
-        reject_command(srv, c, Some(id), "NOAUTH Authentication required.");
+        reject_command(srv, c, Some(id), b"NOAUTH Authentication required.");
         return;
     }
 
     call(srv, c, id);
+}
+
+/// securityWarningCommand: log (at most once a minute) and close the
+/// connection without a reply.
+fn security_warning(srv: &mut Server, c: &mut Client) {
+    let now = mstime() / 1000;
+    if now - srv.last_security_warning >= 60 {
+        server_log(
+            LogLevel::Warning,
+            "Possible SECURITY ATTACK detected. It looks like somebody is sending POST or Host: commands to Redis. This is likely due to an attacker attempting to use Cross Protocol Scripting to compromise your Redis instance. Connection aborted.",
+        );
+        srv.last_security_warning = now;
+    }
+    c.flags |= CLIENT_CLOSE_ASAP;
 }
 
 /// allowProtectedAction: `yes`, or `local` from a loopback connection.
@@ -314,12 +340,12 @@ pub fn allow_protected_action(setting: ProtectedAction, c: &Client) -> bool {
 }
 
 /// rejectCommand: reply with the error (CR/LF become spaces), count it.
-fn reject_command(srv: &mut Server, c: &mut Client, cmd: Option<CmdId>, msg: &str) {
-    let clean: String = msg
-        .chars()
-        .map(|ch| if ch == '\r' || ch == '\n' { ' ' } else { ch })
+fn reject_command(srv: &mut Server, c: &mut Client, cmd: Option<CmdId>, msg: &[u8]) {
+    let clean: Vec<u8> = msg
+        .iter()
+        .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
         .collect();
-    c.add_reply_error(&clean);
+    c.add_reply_error_bytes(&clean);
     srv.note_errors(c);
     if let Some(id) = cmd {
         srv.commands.get_mut(id).stats.rejected_calls += 1;
@@ -327,28 +353,39 @@ fn reject_command(srv: &mut Server, c: &mut Client, cmd: Option<CmdId>, msg: &st
 }
 
 /// The text Redis sends for an unknown command: the name (at most 128
-/// bytes) and the first arguments, each as `'arg' `, until 128 bytes.
-fn unknown_command_error(argv: &[bytes::Bytes]) -> String {
-    let mut args = String::new();
+/// bytes) and the first arguments, each as `'arg' `, until 128 bytes. Bytes
+/// are echoed as they are; like C's `%.128s`, each string ends at a NUL.
+fn unknown_command_error(argv: &[bytes::Bytes]) -> Vec<u8> {
+    let mut args: Vec<u8> = Vec::new();
     for a in &argv[1..] {
         if args.len() >= 128 {
             break;
         }
         let room = 128 - args.len();
-        args.push('\'');
-        args.push_str(&lossy_truncated(a, room));
-        args.push_str("' ");
+        args.push(b'\'');
+        args.extend_from_slice(c_str_prefix(a, room));
+        args.extend_from_slice(b"' ");
     }
-    format!(
-        "ERR unknown command '{}', with args beginning with: {}",
-        lossy_truncated(&argv[0], 128),
-        args
-    )
+    let mut msg = b"ERR unknown command '".to_vec();
+    msg.extend_from_slice(c_str_prefix(&argv[0], 128));
+    msg.extend_from_slice(b"', with args beginning with: ");
+    msg.extend_from_slice(&args);
+    msg
 }
 
-/// `%.128s` of a byte string.
+/// `%.<max>s` of a byte string: at most `max` bytes, stopping at a NUL.
+pub fn c_str_prefix(b: &[u8], max: usize) -> &[u8] {
+    let b = &b[..b.len().min(max)];
+    match b.iter().position(|&x| x == 0) {
+        Some(nul) => &b[..nul],
+        None => b,
+    }
+}
+
+/// `%.128s` of a byte string as text (for log lines and error messages
+/// built with format!).
 pub fn lossy_truncated(b: &[u8], max: usize) -> String {
-    String::from_utf8_lossy(&b[..b.len().min(max)]).into_owned()
+    String::from_utf8_lossy(c_str_prefix(b, max)).into_owned()
 }
 
 /// call(): run one command and measure it. In Redis's order, after the
@@ -472,12 +509,40 @@ pub fn server_cron(srv: &mut Server) {
         srv.stat_peak_memory = mem;
     }
 
+    clients_cron(srv);
     databases_cron(srv);
 
     if srv.shutdown_asap {
         crate::ae::prepare_for_shutdown_and_exit(srv);
     }
     srv.cronloops += 1;
+}
+
+/// clientsCron: per-client housekeeping on every tick: close clients idle
+/// for longer than `timeout` seconds, and give back query buffers that grew
+/// for one big command (clientsCronHandleTimeout,
+/// clientsCronResizeQueryBuffer).
+fn clients_cron(srv: &mut Server) {
+    let now = Instant::now();
+    let maxidle = srv.config.timeout;
+    for c in srv.clients.values_mut() {
+        let idle = now.saturating_duration_since(c.last_interaction);
+        if maxidle > 0 && idle.as_secs() as i64 > maxidle && !c.has_flag(CLIENT_MONITOR) {
+            server_log(LogLevel::Verbose, "Closing idle client");
+            c.flags |= CLIENT_CLOSE_ASAP;
+            srv.clients_to_close.push(c.token);
+            continue;
+        }
+        // A buffer above 32 KB that is empty now, or that the client has
+        // not used to even half its size recently, shrinks to what it holds.
+        let cap = c.querybuf.capacity();
+        if cap > PROTO_MBULK_BIG_ARG && (c.querybuf_peak < cap / 2 || idle.as_secs() > 2) {
+            let mut fresh = BytesMut::with_capacity(c.querybuf.len().max(PROTO_IOBUF_LEN));
+            fresh.extend_from_slice(&c.querybuf);
+            c.querybuf = fresh;
+        }
+        c.querybuf_peak = c.querybuf.len();
+    }
 }
 
 /// run_with_period(ms): true on the cron ticks that fall every `ms` ms.
@@ -489,6 +554,11 @@ pub fn run_with_period(srv: &Server, ms: i64) -> bool {
 /// databasesCron: resize hash tables that became too sparse, and spend up to
 /// 1 ms per call on incremental rehashing (activerehashing yes).
 fn databases_cron(srv: &mut Server) {
+    // Expire keys by sampling (the slow cycle, 25% of a cron period).
+    if srv.active_expire_enabled {
+        crate::expire::active_expire_cycle(srv, CycleType::Slow);
+    }
+
     // tryResizeHashTables: shrink dicts whose fill fell under 10%.
     for db in srv.dbs.iter_mut() {
         if db.dict.needs_resize() {
