@@ -40,6 +40,16 @@ pub fn lazyfree_get_free_effort(obj: &RObj) -> usize {
     match &obj.value {
         // A string is one allocation whatever its length.
         Value::Str(_) => 1,
+        // A quicklist: one node (and its listpack) per ~8 KB of elements.
+        Value::List(ql) => ql.node_count(),
+        // A hashtable set: one entry + one member allocation per element.
+        Value::Set(storage::t_set::SetValue::Hashtable(d)) => d.len(),
+        Value::Set(storage::t_set::SetValue::Intset(_)) => 1,
+        // A skiplist zset frees one node and one dict entry per member.
+        Value::ZSet(z) => z.dict().map_or(1, |d| d.len()),
+        // A hashtable frees each field and value; a listpack is one block.
+        Value::Hash(storage::t_hash::HashValue::Hashtable(d)) => d.len(),
+        Value::Hash(storage::t_hash::HashValue::Listpack(_)) => 1,
     }
 }
 

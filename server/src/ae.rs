@@ -46,11 +46,16 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
 
     // Sleep until the next time event, or not at all when some client still
     // has bytes waiting in its socket (see networking::read_query_from_client).
-    let timeout = if srv.clients_pending_read.is_empty() {
+    let mut timeout = if srv.clients_pending_read.is_empty() {
         next_cron.saturating_duration_since(Instant::now())
     } else {
         Duration::ZERO
     };
+    // Wake up when a CLIENT PAUSE ends, not at the next cron tick.
+    if srv.client_pause_type != networking::PauseType::Off {
+        let left = srv.client_pause_end_time - crate::server::mstime();
+        timeout = timeout.min(Duration::from_millis(left.max(0) as u64));
+    }
     if let Err(e) = srv.poll.poll(events, Some(timeout)) {
         if e.kind() != io::ErrorKind::Interrupted {
             server_log(LogLevel::Warning, &format!("poll() failed: {e}"));
@@ -91,6 +96,12 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
 
 /// beforeSleep: work done once per pass before waiting for events.
 fn before_sleep(srv: &mut Server) {
+    // CLIENT PAUSE over (timed out or CLIENT UNPAUSE): run what waited.
+    networking::check_client_pause_timeout_and_return_if_paused(srv);
+    if srv.clients_unpaused {
+        networking::resume_postponed_clients(srv);
+    }
+
     // The fast expire cycle: at most 1 ms, only when the slow cycle could
     // not keep up (activeExpireCycle(ACTIVE_EXPIRE_CYCLE_FAST)).
     if srv.active_expire_enabled {
@@ -191,6 +202,10 @@ fn handle_client_writable(srv: &mut Server, token: Token) {
 /// a write before sleeping, another read next pass, or closing.
 pub fn put_back_client(srv: &mut Server, mut c: Box<Client>) {
     let token = c.token;
+    networking::close_client_on_output_buffer_limit_reached(
+        &srv.config.client_output_buffer_limit,
+        &mut c,
+    );
     if c.has_flag(CLIENT_CLOSE_ASAP) {
         srv.clients_to_close.push(token);
     } else {

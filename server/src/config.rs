@@ -2426,6 +2426,11 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),
             "port" => rebind = Some((idx, "Unable to listen on this port. Check server logs.")),
             "bind" => rebind = rebind.or(Some((idx, "Failed to bind to specified addresses."))),
+            // Quicklist LZF compression is not implemented (t_list.rs): refuse
+            // rather than accept a setting that would do nothing.
+            "list-compress-depth" if srv.config.list_compress_depth != 0 => {
+                return Err((idx, "list-compress-depth is not implemented by redis-lite (only 0 is accepted)"));
+            }
             _ => {}
         }
     }
@@ -2457,6 +2462,11 @@ pub fn config_resetstat_command(srv: &mut Server, c: &mut Client) {
         cmd.stats = Default::default();
         cmd.histogram.reset();
     }
+    // The expiry cycle's statistics and lazyfreed_objects go too.
+    srv.expire_state.stale_perc = 0.0;
+    srv.expire_state.time_cap_reached_count = 0;
+    srv.expire_state.cycle_time_used_us = 0;
+    srv.lazyfree.reset_stats();
     c.add_reply_ok();
 }
 

@@ -31,21 +31,33 @@ pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
     if !srv.dbs[dbid].key_is_expired(key, now) {
         return false;
     }
+    // While clients are paused the dataset stays as it is: the key reads as
+    // missing but is deleted only after the pause.
+    if crate::networking::check_client_pause_timeout_and_return_if_paused(srv) {
+        return true;
+    }
     delete_expired_key(srv, dbid, key);
     true
 }
 
 /// deleteExpiredKeyAndPropagate: the key expired; remove it and count it.
 pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
-    let old = srv.dbs[dbid].delete(key);
-    drop(old);
+    let start = std::time::Instant::now();
+    let lazy = srv.config.lazyfree_lazy_expire;
+    db_delete(srv, dbid, key, lazy);
+    let ms = start.elapsed().as_millis() as u64;
+    let threshold = srv.config.latency_monitor_threshold;
+    srv.latency.add_sample_if_needed(threshold, "expire-del", ms);
     srv.stats.expiredkeys += 1;
 }
 
 /// lookupKeyRead: the value for a read, after lazy expiry; counts a
 /// keyspace hit or miss and touches the object's LRU clock.
 pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
-    expire_if_needed(srv, dbid, key);
+    if expire_if_needed(srv, dbid, key) {
+        srv.stats.keyspace_misses += 1;
+        return None;
+    }
     let lru = srv.lruclock;
     match srv.dbs[dbid].dict.find(key) {
         Some(o) => {
@@ -63,7 +75,9 @@ pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Opti
 /// lookupKeyWrite: the value for a write, after lazy expiry; no hit/miss
 /// accounting.
 pub fn lookup_key_write<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
-    expire_if_needed(srv, dbid, key);
+    if expire_if_needed(srv, dbid, key) {
+        return None;
+    }
     let lru = srv.lruclock;
     let o = srv.dbs[dbid].dict.find(key)?;
     o.lru = lru;
@@ -73,7 +87,9 @@ pub fn lookup_key_write<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Opt
 /// Does the key exist (after lazy expiry), without touching stats or LRU
 /// (lookupKeyReadWithFlags with LOOKUP_NOTOUCH | LOOKUP_NOSTATS).
 pub fn key_exists(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
-    expire_if_needed(srv, dbid, key);
+    if expire_if_needed(srv, dbid, key) {
+        return false;
+    }
     srv.dbs[dbid].dict.get(key).is_some()
 }
 
@@ -81,8 +97,23 @@ pub fn key_exists(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 /// unless `keep_ttl`. The old value, if any, is freed here.
 pub fn set_key(srv: &mut Server, dbid: usize, key: &[u8], val: RObj, keep_ttl: bool) {
     let old = srv.dbs[dbid].set_value(key, val, keep_ttl);
-    drop(old);
+    if let Some(old) = old {
+        // dbSetValue: the overwritten value goes to the lazy-free thread
+        // with lazyfree-lazy-server-del (if it is big enough).
+        free_object(srv, old, srv.config.lazyfree_lazy_server_del);
+    }
     signal_modified_key(srv, dbid, key);
+}
+
+/// Free a value that left the keyspace: on the `bio_lazy_free` thread when
+/// `lazy` and its free effort is over LAZYFREE_THRESHOLD (freeObjAsync),
+/// here and now otherwise (decrRefCount).
+pub fn free_object(srv: &Server, val: RObj, lazy: bool) {
+    if lazy {
+        srv.lazyfree.free_object_async(val);
+    } else {
+        drop(val);
+    }
 }
 
 /// dbAdd: the caller checked that the key is absent.
@@ -121,7 +152,10 @@ pub fn lookup_key_read_notouch<'a>(
     dbid: usize,
     key: &[u8],
 ) -> Option<&'a mut RObj> {
-    expire_if_needed(srv, dbid, key);
+    if expire_if_needed(srv, dbid, key) {
+        srv.stats.keyspace_misses += 1;
+        return None;
+    }
     match srv.dbs[dbid].dict.find(key) {
         Some(o) => {
             srv.stats.keyspace_hits += 1;
@@ -135,25 +169,17 @@ pub fn lookup_key_read_notouch<'a>(
 }
 
 /// dbGenericDelete: remove `key` from the keyspace (and its TTL). Returns
-/// whether the key existed.
-///
-/// `lazy` is the DEL / UNLINK difference. Today both free the value right
-/// here on the main thread. The hook for lazy freeing is this branch: the
-/// lazyfree crate will hand values whose free effort exceeds
-/// LAZYFREE_THRESHOLD (64 allocations) to the `bio_lazy_free` thread,
-/// as Redis's lazyfree.c freeObjAsync does; the key and dict entry are
-/// always freed synchronously.
+/// whether the key existed. `lazy` is the DEL / UNLINK difference; the key
+/// and its dict entry are always freed synchronously.
 pub fn db_delete(srv: &mut Server, dbid: usize, key: &[u8], lazy: bool) -> bool {
     let Some(val) = srv.dbs[dbid].delete(key) else {
         return false;
     };
-    if lazy {
-        // redis: lazyfree.c freeObjAsync -- for now, freed inline too.
-        drop(val);
-    } else {
-        // dbSyncDelete: every allocation of the value is freed right now.
-        drop(val);
-    }
+    // UNLINK (lazy): a value whose free effort is over LAZYFREE_THRESHOLD
+    // goes to `bio_lazy_free` (lazyfree.c freeObjAsync); anything cheaper,
+    // and everything for DEL, is freed right here: for a 1M-member set that
+    // is a million deallocations while every other client waits.
+    free_object(srv, val, lazy);
     true
 }
 
@@ -200,7 +226,9 @@ pub fn del_generic_command(srv: &mut Server, c: &mut Client, lazy: bool) {
 /// DEL key [key ...]
 // redis: db.c delCommand
 pub fn del_command(srv: &mut Server, c: &mut Client) {
-    del_generic_command(srv, c, false);
+    // lazyfree-lazy-user-del yes makes DEL behave as UNLINK.
+    let lazy = srv.config.lazyfree_lazy_user_del;
+    del_generic_command(srv, c, lazy);
 }
 
 /// UNLINK key [key ...]
@@ -359,22 +387,33 @@ pub fn scan_command(srv: &mut Server, c: &mut Client) {
 }
 
 /// SCAN's options after the cursor.
-struct ScanOptions {
-    count: i64,
+pub struct ScanOptions {
+    pub count: i64,
     /// None when there is no MATCH or the pattern is `*`.
-    pattern: Option<bytes::Bytes>,
-    typename: Option<bytes::Bytes>,
+    pub pattern: Option<bytes::Bytes>,
+    pub typename: Option<bytes::Bytes>,
 }
 
 /// Step 1 of scanGenericCommand: MATCH / COUNT / TYPE in any order, the last
 /// one of each winning.
 fn parse_scan_options(c: &Client) -> Result<ScanOptions, &'static str> {
+    parse_scan_options_from(c, 2, true)
+}
+
+/// The options loop of scanGenericCommand from argument `first` on; TYPE
+/// only for SCAN itself (`keyspace`), as in 7.0 (SSCAN/HSCAN/ZSCAN: syntax
+/// error).
+pub fn parse_scan_options_from(
+    c: &Client,
+    first: usize,
+    keyspace: bool,
+) -> Result<ScanOptions, &'static str> {
     let mut opts = ScanOptions {
         count: 10,
         pattern: None,
         typename: None,
     };
-    let mut i = 2;
+    let mut i = first;
     while i < c.argc() {
         let opt = c.arg(i);
         let has_value = i + 1 < c.argc();
@@ -388,7 +427,7 @@ fn parse_scan_options(c: &Client) -> Result<ScanOptions, &'static str> {
         } else if opt.eq_ignore_ascii_case(b"match") && has_value {
             let pat = c.argv[i + 1].clone();
             opts.pattern = if &pat[..] == b"*" { None } else { Some(pat) };
-        } else if opt.eq_ignore_ascii_case(b"type") && has_value {
+        } else if opt.eq_ignore_ascii_case(b"type") && has_value && keyspace {
             opts.typename = Some(c.argv[i + 1].clone());
         } else {
             return Err("ERR syntax error");
@@ -531,6 +570,10 @@ pub fn copy_command(srv: &mut Server, c: &mut Client) {
 pub fn dup_object(o: &RObj, lru: u32) -> RObj {
     let value = match &o.value {
         storage::object::Value::Str(s) => storage::object::Value::Str(s.clone()),
+        storage::object::Value::List(ql) => crate::t_list::list_dup(ql),
+        storage::object::Value::Set(s) => storage::object::Value::Set(storage::t_set::set_type_dup(s)),
+        storage::object::Value::ZSet(z) => storage::object::Value::ZSet(z.dup()),
+        storage::object::Value::Hash(h) => storage::object::Value::Hash(storage::t_hash::hash_type_dup(h)),
     };
     RObj::new(value, lru)
 }
@@ -612,25 +655,38 @@ pub fn swapdb_command(srv: &mut Server, c: &mut Client) {
     c.add_reply_ok();
 }
 
-/// getFlushCommandFlags: `[ASYNC|SYNC]`, nothing else. Returns whether
-/// ASYNC was asked (ignored for now: both free synchronously).
-fn get_flush_command_flags(c: &Client) -> Option<bool> {
+/// getFlushCommandFlags: `[ASYNC|SYNC]`, nothing else. Returns whether to
+/// flush asynchronously; with no argument, lazyfree-lazy-user-flush decides.
+fn get_flush_command_flags(srv: &Server, c: &Client) -> Option<bool> {
     match c.argc() {
-        1 => Some(false),
+        1 => Some(srv.config.lazyfree_lazy_user_flush),
         2 if c.arg(1).eq_ignore_ascii_case(b"sync") => Some(false),
         2 if c.arg(1).eq_ignore_ascii_case(b"async") => Some(true),
         _ => None,
     }
 }
 
+/// emptyDb for one database: SYNC frees every key right here, on the main
+/// thread (everyone waits); ASYNC swaps in empty tables at once and hands
+/// the old ones to `bio_lazy_free` (emptyDbAsync). Returns the key count.
+fn empty_db(srv: &mut Server, dbid: usize, lazy: bool) -> usize {
+    let removed = srv.dbs[dbid].size();
+    if lazy {
+        let (dict, expires) = srv.dbs[dbid].take_tables();
+        srv.lazyfree.free_database_async(dict, expires);
+    } else {
+        srv.dbs[dbid].empty();
+    }
+    removed
+}
+
 /// FLUSHDB [ASYNC|SYNC]
 // redis: db.c flushdbCommand
 pub fn flushdb_command(srv: &mut Server, c: &mut Client) {
-    let Some(_async) = get_flush_command_flags(c) else {
+    let Some(lazy) = get_flush_command_flags(srv, c) else {
         return c.add_reply_syntax_error();
     };
-    // 7.0: SYNC frees every key here, on the main thread (everyone waits).
-    let removed = srv.dbs[c.db].empty();
+    let removed = empty_db(srv, c.db, lazy);
     srv.dirty += removed as u64;
     c.add_reply_ok();
 }
@@ -638,12 +694,12 @@ pub fn flushdb_command(srv: &mut Server, c: &mut Client) {
 /// FLUSHALL [ASYNC|SYNC]
 // redis: db.c flushallCommand / flushAllDataAndResetRDB
 pub fn flushall_command(srv: &mut Server, c: &mut Client) {
-    let Some(_async) = get_flush_command_flags(c) else {
+    let Some(lazy) = get_flush_command_flags(srv, c) else {
         return c.add_reply_syntax_error();
     };
     let mut removed = 0;
-    for db in srv.dbs.iter_mut() {
-        removed += db.empty();
+    for dbid in 0..srv.dbs.len() {
+        removed += empty_db(srv, dbid, lazy);
     }
     // +1 so that even an empty FLUSHALL counts as a change.
     srv.dirty += removed as u64 + 1;

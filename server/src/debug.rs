@@ -47,6 +47,16 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
         (b"digest-value", _) => debug_digest_value(srv, c),
         (b"htstats", 3) => debug_htstats(srv, c),
         (b"htstats-key", 3) => debug_htstats_key(srv, c),
+        (b"quicklist-packed-threshold", 3) => {
+            // Elements this large or larger get a PLAIN quicklist node.
+            let sz = std::str::from_utf8(c.arg(2)).ok().and_then(crate::config::memtoull);
+            match sz {
+                Some(sz) if storage::quicklist::set_packed_threshold(sz) => c.add_reply_ok(),
+                _ => c.add_reply_error(
+                    "ERR argument must be a memory value bigger than 1 and smaller than 4gb",
+                ),
+            }
+        }
         _ => c.add_reply_subcommand_syntax_error(),
     }
 }
@@ -140,7 +150,7 @@ fn debug_object(srv: &mut Server, c: &mut Client) {
         return c.add_reply_error("ERR no such key");
     };
     let o: &RObj = o;
-    let line = format!(
+    let mut line = format!(
         "Value at:{:p} refcount:{} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{}",
         o as *const RObj,
         object_refcount(o),
@@ -149,6 +159,9 @@ fn debug_object(srv: &mut Server, c: &mut Client) {
         o.lru,
         estimate_object_idle_time(lruclock, o.lru) / 1000
     );
+    if let Value::List(ql) = &o.value {
+        line.push_str(&crate::t_list::debug_object_extra(ql));
+    }
     c.add_reply_status(line.as_bytes());
 }
 
@@ -299,6 +312,10 @@ pub fn xor_object_digest(digest: &mut [u8; 20], o: &RObj, has_expire: bool) {
             // mixStringObjectDigest: an int is digested as its decimal text.
             mix_digest(digest, &s.as_bytes());
         }
+        Value::Set(s) => crate::t_set::set_digest(digest, s),
+        Value::List(ql) => crate::t_list::list_digest(digest, ql),
+        Value::ZSet(z) => crate::t_zset::zset_digest(digest, z),
+        Value::Hash(h) => crate::t_hash::hash_digest(digest, h),
     }
     if has_expire {
         xor_digest(digest, b"!!expire!!");
@@ -386,6 +403,20 @@ pub fn rdb_saved_object_len(o: &RObj) -> usize {
             rdb_len_len(text.len()) + text.len()
         }),
         Value::Str(s) => rdb_raw_string_len(&s.as_bytes()),
+        Value::List(ql) => crate::t_list::list_rdb_len(ql, rdb_raw_string_len, rdb_len_len),
+        // rdbSaveObject: an intset as one string (its blob); a hashtable as
+        // a length then each member.
+        Value::Set(storage::t_set::SetValue::Intset(is)) => rdb_raw_string_len(is.as_bytes()),
+        Value::Set(storage::t_set::SetValue::Hashtable(d)) => {
+            rdb_len_len(d.len()) + d.iter().map(|(m, _)| rdb_raw_string_len(m)).sum::<usize>()
+        }
+        Value::ZSet(z) => crate::t_zset::zset_rdb_len(z, rdb_raw_string_len, rdb_len_len),
+        // A listpack hash is one string (its blob); a hashtable a length
+        // then field, value, field, value ...
+        Value::Hash(storage::t_hash::HashValue::Listpack(lp)) => rdb_raw_string_len(lp.as_bytes()),
+        Value::Hash(storage::t_hash::HashValue::Hashtable(d)) => {
+            rdb_len_len(d.len()) + d.iter().map(|(f, v)| rdb_raw_string_len(f) + rdb_raw_string_len(v)).sum::<usize>()
+        }
     }
 }
 

@@ -238,6 +238,10 @@ pub fn persist_command(srv: &mut Server, c: &mut Client) {
 /// key: freeing the value (inline, or on `bio_lazy_free` with
 /// lazyfree-lazy-expire), the counters, and the latency events.
 pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
+    // During CLIENT PAUSE the dataset must not change, expiry included.
+    if crate::networking::check_client_pause_timeout_and_return_if_paused(srv) {
+        return;
+    }
     let config = ExpireCycleConfig {
         effort: srv.config.active_expire_effort as u64,
         hz: srv.hz as u64,

@@ -280,8 +280,8 @@ fn memory_section(srv: &Server) -> String {
         "mem_aof_buffer" => 0,
         "mem_allocator" => "jemalloc-5.3.0",
         "active_defrag_running" => 0,
-        "lazyfree_pending_objects" => 0,
-        "lazyfreed_objects" => 0,
+        "lazyfree_pending_objects" => srv.lazyfree.pending_objects(),
+        "lazyfreed_objects" => srv.lazyfree.freed_objects(),
     );
     s
 }
@@ -346,9 +346,9 @@ fn stats_section(srv: &Server) -> String {
         "sync_partial_ok" => 0,
         "sync_partial_err" => 0,
         "expired_keys" => st.expiredkeys,
-        "expired_stale_perc" => "0.00",
-        "expired_time_cap_reached_count" => 0,
-        "expire_cycle_cpu_milliseconds" => 0,
+        "expired_stale_perc" => format!("{:.2}", srv.expire_state.stale_perc * 100.0),
+        "expired_time_cap_reached_count" => srv.expire_state.time_cap_reached_count,
+        "expire_cycle_cpu_milliseconds" => srv.expire_state.cycle_time_used_us / 1000,
         "evicted_keys" => 0,
         "evicted_clients" => 0,
         "total_eviction_exceeded_time" => 0,

@@ -19,7 +19,11 @@ pub mod networking;
 pub mod object;
 pub mod server;
 pub mod slowlog;
+pub mod t_hash;
+pub mod t_list;
+pub mod t_set;
 pub mod t_string;
+pub mod t_zset;
 
 use log::{server_log, LogLevel};
 use mio::net::TcpListener;

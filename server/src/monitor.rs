@@ -12,7 +12,9 @@
 
 use bytes::{Bytes, BytesMut};
 
-use crate::networking::{Client, CLIENT_MONITOR, CLIENT_PENDING_WRITE};
+use crate::networking::{
+    close_client_on_output_buffer_limit_reached, Client, CLIENT_MONITOR, CLIENT_PENDING_WRITE,
+};
 use crate::server::{ustime, Server};
 
 /// MONITOR
@@ -45,9 +47,15 @@ pub fn replication_feed_monitors(srv: &mut Server, c: &mut Client, dictid: usize
             i += 1;
             continue;
         }
+        let limits = &srv.config.client_output_buffer_limit;
         match srv.clients.get_mut(&token) {
             Some(m) => {
                 m.reply.extend_from_slice(&line);
+                // A monitor that stopped reading is closed at its output
+                // buffer limit (`normal` class), not allowed to grow forever.
+                if close_client_on_output_buffer_limit_reached(limits, m) {
+                    srv.clients_to_close.push(token);
+                }
                 if m.flags & CLIENT_PENDING_WRITE == 0 {
                     m.flags |= CLIENT_PENDING_WRITE;
                     srv.clients_pending_write.push(token);

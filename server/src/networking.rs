@@ -23,6 +23,7 @@ use mio::{Interest, Token};
 use protocol::reply;
 use protocol::{ParseLimits, RequestParser, Resp};
 
+use crate::config::ClientBufferLimit;
 use crate::log::{server_log, LogLevel};
 use crate::server::{self, Server};
 
@@ -59,6 +60,9 @@ pub const CLIENT_PENDING_READ: u32 = 1 << 4;
 pub const CLIENT_WRITE_INTEREST: u32 = 1 << 5;
 /// Do not send replies (CLIENT REPLY OFF); kept for later use.
 pub const CLIENT_REPLY_OFF: u32 = 1 << 6;
+/// The client's current command waits for CLIENT PAUSE to end
+/// (BLOCKED_POSTPONE): its argv is kept and its input is not read on.
+pub const CLIENT_POSTPONED: u32 = 1 << 7;
 
 /// Whose connection this is, as CLIENT KILL TYPE / CLIENT LIST see it.
 pub struct Client {
@@ -103,6 +107,9 @@ pub struct Client {
     /// The arguments as SLOWLOG and MONITOR must show them, when a command
     /// redacted some (AUTH passwords): see `redact_client_command_argument`.
     pub original_argv: Option<Vec<Bytes>>,
+    /// When the output buffer first went over the soft limit (unix seconds,
+    /// 0 = not over it): see `check_client_output_buffer_limits`.
+    pub obuf_soft_limit_reached_time: i64,
 }
 
 impl Client {
@@ -137,6 +144,7 @@ impl Client {
             net_output_bytes: 0,
             authenticated: true,
             original_argv: None,
+            obuf_soft_limit_reached_time: 0,
         }
     }
 
@@ -373,7 +381,7 @@ fn read_into_spare_capacity(stream: &mut TcpStream, buf: &mut BytesMut, len: usi
 /// buffer. Stops at a partial command, or when the client is to be closed.
 pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
     loop {
-        if c.has_flag(CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP) {
+        if c.has_flag(CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_POSTPONED) {
             break;
         }
         let limits = ParseLimits {
@@ -389,6 +397,9 @@ pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
                 }
                 c.argv = argv;
                 server::process_command(srv, c);
+                if c.has_flag(CLIENT_POSTPONED) {
+                    break; // CLIENT PAUSE: the command waits, so does the rest
+                }
                 c.argv.clear();
             }
             Err(e) => {
@@ -469,6 +480,66 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
         c.flags |= CLIENT_WRITE_INTEREST;
     }
     Ok(())
+}
+
+/// getClientType for output buffer limits: MONITOR clients count as
+/// `normal` (Redis flags them as replicas but exposes them as normal).
+pub fn get_client_type(_c: &Client) -> usize {
+    crate::config::CLIENT_TYPE_NORMAL
+}
+
+/// checkClientOutputBufferLimits: true when the pending output is over the
+/// hard limit of the client's class, or has stayed over the soft limit for
+/// longer than the soft limit's seconds. 0 disables a limit.
+pub fn check_client_output_buffer_limits(limits: &[ClientBufferLimit; 3], c: &mut Client) -> bool {
+    let used = c.reply.len() as u64;
+    let limit = &limits[get_client_type(c)];
+    let hard = limit.hard_limit_bytes > 0 && used >= limit.hard_limit_bytes;
+    let mut soft = limit.soft_limit_bytes > 0 && used >= limit.soft_limit_bytes;
+    if soft {
+        let now = crate::server::mstime() / 1000;
+        if c.obuf_soft_limit_reached_time == 0 {
+            c.obuf_soft_limit_reached_time = now;
+            soft = false; // the clock starts now
+        } else if now - c.obuf_soft_limit_reached_time <= limit.soft_limit_seconds {
+            soft = false; // not for long enough yet
+        }
+    } else {
+        c.obuf_soft_limit_reached_time = 0;
+    }
+    hard || soft
+}
+
+/// closeClientOnOutputBufferLimitReached: schedule the client for closing
+/// (without writing the rest) when it is over its output limits. This is
+/// what keeps memory bounded when a MONITOR or a slow reader stops reading.
+/// `limits` is `srv.config.client_output_buffer_limit` (passed alone so the
+/// caller can hold another client of `srv.clients` at the same time).
+pub fn close_client_on_output_buffer_limit_reached(
+    limits: &[ClientBufferLimit; 3],
+    c: &mut Client,
+) -> bool {
+    if c.reply.is_empty() || c.has_flag(CLIENT_CLOSE_ASAP) {
+        return false;
+    }
+    if !check_client_output_buffer_limits(limits, c) {
+        return false;
+    }
+    server_log(
+        LogLevel::Warning,
+        &format!(
+            "Client id={} addr={} laddr={} fd={} name={} omem={} cmd={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            c.id,
+            c.addr,
+            c.laddr,
+            c.fd,
+            String::from_utf8_lossy(c.name.as_deref().unwrap_or(b"")),
+            c.reply.len(),
+            c.last_cmd
+        ),
+    );
+    c.flags |= CLIENT_CLOSE_ASAP;
+    true
 }
 
 /// Bytes the client's output buffer holds (omem in CLIENT LIST).
@@ -577,6 +648,9 @@ pub fn hello_command(srv: &mut Server, c: &mut Client) {
         let moreargs = c.argc() - 1 - j;
         if c.arg(j).eq_ignore_ascii_case(b"auth") && moreargs >= 2 {
             let (user, pass) = (c.argv[j + 1].clone(), c.argv[j + 2].clone());
+            // SLOWLOG and MONITOR show "(redacted)" for the credentials.
+            c.redact_client_command_argument(j + 1);
+            c.redact_client_command_argument(j + 2);
             if !authenticate_user(srv, c, &user, &pass) {
                 c.add_reply_error("WRONGPASS invalid username-password pair or user is disabled.");
                 return;
@@ -632,6 +706,11 @@ pub fn auth_command(srv: &mut Server, c: &mut Client) {
     if c.argc() > 3 {
         c.add_reply_syntax_error();
         return;
+    }
+    // The password (and user) never show in SLOWLOG or MONITOR.
+    c.redact_client_command_argument(1);
+    if c.argc() == 3 {
+        c.redact_client_command_argument(2);
     }
     let (user, pass) = if c.argc() == 2 {
         // The one-argument form errors when the default user is nopass:
@@ -1156,5 +1235,121 @@ mod connection_tests {
         assert_eq!(client_type_by_name(b"pubsub"), Some(ClientType::Pubsub));
         assert_eq!(client_type_by_name(b"master"), Some(ClientType::Master));
         assert_eq!(client_type_by_name(b"foo"), None);
+    }
+}
+
+// ---- CLIENT PAUSE (networking.c pauseClients / unpauseClients) ----
+
+/// What a CLIENT PAUSE holds back (pause_type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum PauseType {
+    #[default]
+    Off,
+    /// Only commands that write (or may replicate).
+    Write,
+    /// Every command.
+    All,
+}
+
+/// CLIENT PAUSE timeout [WRITE|ALL]
+// redis: networking.c clientCommand (pause)
+pub fn client_pause_command(srv: &mut Server, c: &mut Client) {
+    let Some(timeout) = storage::util::string2ll(c.arg(2)) else {
+        c.add_reply_error("ERR timeout is not an integer or out of range");
+        return;
+    };
+    if timeout < 0 {
+        c.add_reply_error("ERR timeout is negative");
+        return;
+    }
+    let mut ptype = PauseType::All;
+    if c.argc() == 4 {
+        if c.arg(3).eq_ignore_ascii_case(b"write") {
+            ptype = PauseType::Write;
+        } else if !c.arg(3).eq_ignore_ascii_case(b"all") {
+            c.add_reply_error("ERR CLIENT PAUSE mode must be WRITE or ALL");
+            return;
+        }
+    } else if c.argc() > 4 {
+        c.add_reply_subcommand_syntax_error();
+        return;
+    }
+    pause_clients(srv, crate::server::mstime().saturating_add(timeout), ptype);
+    c.add_reply_ok();
+}
+
+/// CLIENT UNPAUSE
+// redis: networking.c clientCommand (unpause)
+pub fn client_unpause_command(srv: &mut Server, c: &mut Client) {
+    unpause_clients(srv);
+    c.add_reply_ok();
+}
+
+/// pauseClients: a pause only ever gets longer or stricter.
+pub fn pause_clients(srv: &mut Server, end_ms: i64, ptype: PauseType) {
+    if ptype > srv.client_pause_type {
+        srv.client_pause_type = ptype;
+    }
+    if end_ms > srv.client_pause_end_time {
+        srv.client_pause_end_time = end_ms;
+    }
+}
+
+/// unpauseClients: end the pause and run the postponed commands, in the
+/// order the clients were postponed.
+pub fn unpause_clients(srv: &mut Server) {
+    srv.client_pause_type = PauseType::Off;
+    srv.client_pause_end_time = 0;
+    // The caller may itself be running a command (CLIENT UNPAUSE): the
+    // postponed clients are resumed by the loop, not from inside here.
+    srv.clients_unpaused = true;
+}
+
+/// checkClientPauseTimeoutAndReturnIfPaused: end an expired pause; true
+/// while a pause is in force (expiry then leaves the dataset alone).
+pub fn check_client_pause_timeout_and_return_if_paused(srv: &mut Server) -> bool {
+    if srv.client_pause_type == PauseType::Off {
+        return false;
+    }
+    if srv.client_pause_end_time <= crate::server::mstime() {
+        unpause_clients(srv);
+        return false;
+    }
+    true
+}
+
+/// Whether `flags` (of the command about to run) are held back by the
+/// current pause (processCommand's BLOCKED_POSTPONE test).
+pub fn command_is_paused(srv: &Server, flags: u64) -> bool {
+    use crate::commands::{CMD_MAY_REPLICATE, CMD_WRITE};
+    match srv.client_pause_type {
+        PauseType::Off => false,
+        PauseType::All => true,
+        PauseType::Write => flags & (CMD_WRITE | CMD_MAY_REPLICATE) != 0,
+    }
+}
+
+/// blockClient(c, BLOCKED_POSTPONE): park the client with its command.
+pub fn postpone_client(srv: &mut Server, c: &mut Client) {
+    c.flags |= CLIENT_POSTPONED;
+    srv.postponed_clients.push(c.token);
+}
+
+/// unblockPostponedClients: once the pause is over, run each parked
+/// command and then whatever the client sent after it.
+pub fn resume_postponed_clients(srv: &mut Server) {
+    srv.clients_unpaused = false;
+    let postponed = std::mem::take(&mut srv.postponed_clients);
+    for token in postponed {
+        let Some(mut c) = srv.clients.remove(&token) else {
+            continue;
+        };
+        c.flags &= !CLIENT_POSTPONED;
+        server::process_command(srv, &mut c);
+        if !c.has_flag(CLIENT_POSTPONED) {
+            c.argv.clear();
+            process_input_buffer(srv, &mut c);
+        }
+        crate::ae::put_back_client(srv, c);
     }
 }

@@ -129,6 +129,10 @@ pub fn object_compute_size(o: &RObj, _samples: i64) -> usize {
         Value::Str(StrValue::Embstr(b)) => jemalloc_size_class(ROBJ_SIZE + 3 + b.len() + 1),
         // robj, then the sds on its own.
         Value::Str(StrValue::Raw(v)) => ROBJ_SIZE + sds_zmalloc_size(v.len(), v.capacity()),
+        Value::Set(s) => crate::t_set::set_object_compute_size(s, _samples),
+        Value::List(ql) => crate::t_list::list_object_compute_size(ql, _samples),
+        Value::ZSet(z) => crate::t_zset::zset_compute_size(z, _samples),
+        Value::Hash(h) => crate::t_hash::hash_object_compute_size(h, _samples),
     }
 }
 

@@ -130,6 +130,13 @@ pub struct Server {
     pub latency: LatencyMonitor,
     /// Clients that ran MONITOR.
     pub monitors: Vec<Token>,
+    /// CLIENT PAUSE state: what is paused and until when (unix ms).
+    pub client_pause_type: networking::PauseType,
+    pub client_pause_end_time: i64,
+    /// Clients whose command waits for the pause to end, in order.
+    pub postponed_clients: Vec<Token>,
+    /// The pause ended: the loop resumes the postponed clients.
+    pub clients_unpaused: bool,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the active expiry cycle runs.
     pub active_expire_enabled: bool,
     /// The active expiry cycle's state between calls (cursor, stale estimate).
@@ -205,6 +212,10 @@ impl Server {
             latency: LatencyMonitor::new(),
             monitors: Vec::new(),
             active_expire_enabled: true,
+            client_pause_type: networking::PauseType::Off,
+            client_pause_end_time: 0,
+            postponed_clients: Vec::new(),
+            clients_unpaused: false,
             expire_state: ExpireCycleState::default(),
             lazyfree: LazyFree::start()?,
             inst_ops: InstMetric::default(),
@@ -308,6 +319,15 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // before the client authenticates.
     if networking::auth_required(srv, c) && srv.commands.get(id).spec.flags & CMD_NO_AUTH == 0 {
         reject_command(srv, c, Some(id), b"NOAUTH Authentication required.");
+        return;
+    }
+
+    // CLIENT PAUSE: park the client until the pause ends (replicas would
+    // be exempt; there are none yet).
+    if networking::check_client_pause_timeout_and_return_if_paused(srv)
+        && networking::command_is_paused(srv, srv.commands.get(id).spec.flags)
+    {
+        networking::postpone_client(srv, c);
         return;
     }
 

@@ -107,6 +107,16 @@ impl Db {
         self.expires.remove(key).is_some()
     }
 
+    /// Detach both tables, leaving the db empty, and hand them to the caller
+    /// (emptyDbAsync gives them to the lazy-free thread).
+    pub fn take_tables(&mut self) -> (Dict<RObj>, Dict<i64>) {
+        let dict = std::mem::take(&mut self.dict);
+        let expires = std::mem::take(&mut self.expires);
+        self.avg_ttl = 0;
+        self.expires_cursor = 0;
+        (dict, expires)
+    }
+
     /// Drop every key (FLUSHDB's synchronous form); returns how many there were.
     pub fn empty(&mut self) -> usize {
         let removed = self.dict.len();

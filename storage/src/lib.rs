@@ -11,6 +11,14 @@
 pub mod db;
 pub mod dict;
 pub mod expire;
+pub mod intset;
+pub mod listpack;
 pub mod object;
+pub mod quicklist;
+pub mod skiplist;
+pub mod t_hash;
+pub mod t_list;
+pub mod t_set;
 pub mod t_string;
+pub mod t_zset;
 pub mod util;

@@ -40,6 +40,11 @@ pub enum StrValue {
 #[derive(Debug)]
 pub enum Value {
     Str(StrValue),
+    ZSet(crate::t_zset::ZSetValue),
+    Set(crate::t_set::SetValue),
+    Hash(crate::t_hash::HashValue),
+    /// Every list is a quicklist in Redis 7.0.
+    List(Box<crate::quicklist::Quicklist>),
 }
 
 /// `robj`: a value plus Redis's per-object clock field.
@@ -60,6 +65,10 @@ impl RObj {
     pub fn type_name(&self) -> &'static str {
         match self.value {
             Value::Str(_) => "string",
+            Value::ZSet(_) => "zset",
+            Value::Set(_) => "set",
+            Value::Hash(_) => "hash",
+            Value::List(_) => "list",
         }
     }
 
@@ -69,6 +78,10 @@ impl RObj {
             Value::Str(StrValue::Int(_)) => "int",
             Value::Str(StrValue::Embstr(_)) => "embstr",
             Value::Str(StrValue::Raw(_)) => "raw",
+            Value::ZSet(z) => z.encoding_name(),
+            Value::Set(s) => crate::t_set::set_type_encoding_name(s),
+            Value::Hash(h) => h.encoding_name(),
+            Value::List(_) => "quicklist",
         }
     }
 
@@ -76,12 +89,14 @@ impl RObj {
     pub fn as_str(&self) -> Option<&StrValue> {
         match &self.value {
             Value::Str(s) => Some(s),
+            _ => None,
         }
     }
 
     pub fn as_str_mut(&mut self) -> Option<&mut StrValue> {
         match &mut self.value {
             Value::Str(s) => Some(s),
+            _ => None,
         }
     }
 }

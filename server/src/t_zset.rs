@@ -1,0 +1,1276 @@
+//! The sorted set commands (Redis 7.0's t_zset.c, the command half).
+//!
+//! Every handler follows one recipe: parse the arguments (errors first, in
+//! Redis's order), look the key up, check it is a zset (WRONGTYPE),
+//! work through the type API in `storage::t_zset` (which alone knows about
+//! listpack vs skiplist), reply, then delete the key if it became empty and
+//! count the change in `srv.dirty`.
+//!
+//! Scores go out with `add_reply_double` (`%.17g`; a RESP3 double). With
+//! WITHSCORES, RESP2 gets one flat array (member, score, member, ...) and
+//! RESP3 an array of [member, score] pairs, as Redis 7.0 replies.
+
+use bytes::Bytes;
+use protocol::Resp;
+use storage::object::{RObj, Value};
+use storage::skiplist::{ZLexRangeSpec, ZRangeSpec};
+use storage::t_zset::{
+    zset_from_pairs, zset_type_create, zsl_parse_lex_range, zsl_parse_range, Aggregate, ZAddFlags,
+    ZAddOut, ZSetLimits, ZSetValue,
+};
+use storage::util::{string2d, string2ll};
+
+use crate::db::{
+    db_add, db_delete, lookup_key_read, lookup_key_write, set_key, signal_modified_key,
+};
+use crate::networking::Client;
+use crate::server::Server;
+
+const ERR_NOT_INT: &str = "ERR value is not an integer or out of range";
+const ERR_NOT_FLOAT: &str = "ERR value is not a valid float";
+const ERR_RANGE_FLOAT: &str = "ERR min or max is not a float";
+const ERR_RANGE_LEX: &str = "ERR min or max not valid string range item";
+
+/// The thresholds from the config, handed to the type API.
+fn limits(srv: &Server) -> ZSetLimits {
+    ZSetLimits {
+        max_listpack_entries: srv.config.zset_max_listpack_entries.max(0) as usize,
+        max_listpack_value: srv.config.zset_max_listpack_value.max(0) as usize,
+    }
+}
+
+/// lookupKeyRead + checkType: Err(()) after replying WRONGTYPE.
+fn zset_read<'a>(
+    srv: &'a mut Server,
+    c: &mut Client,
+    key: &[u8],
+) -> Result<Option<&'a mut ZSetValue>, ()> {
+    zset_of(lookup_key_read(srv, c.db, key), c)
+}
+
+/// lookupKeyWrite + checkType.
+fn zset_write<'a>(
+    srv: &'a mut Server,
+    c: &mut Client,
+    key: &[u8],
+) -> Result<Option<&'a mut ZSetValue>, ()> {
+    zset_of(lookup_key_write(srv, c.db, key), c)
+}
+
+fn zset_of<'a>(o: Option<&'a mut RObj>, c: &mut Client) -> Result<Option<&'a mut ZSetValue>, ()> {
+    match o {
+        None => Ok(None),
+        Some(RObj {
+            value: Value::ZSet(z),
+            ..
+        }) => Ok(Some(z)),
+        Some(_) => {
+            c.add_reply_wrongtype();
+            Err(())
+        }
+    }
+}
+
+/// After a removal: delete the key if the set is now empty, signal it.
+fn delete_if_empty(srv: &mut Server, dbid: usize, key: &[u8]) {
+    let empty = matches!(srv.dbs[dbid].dict.get(key), Some(RObj { value: Value::ZSet(z), .. }) if z.is_empty());
+    if empty {
+        db_delete(srv, dbid, key, false);
+    }
+    signal_modified_key(srv, dbid, key);
+}
+
+/// getLongFromObjectOrReply
+fn parse_long(c: &mut Client, arg: &[u8]) -> Option<i64> {
+    let v = string2ll(arg);
+    if v.is_none() {
+        c.add_reply_error(ERR_NOT_INT);
+    }
+    v
+}
+
+/// Members with (optionally) scores: flat in RESP2, pairs in RESP3.
+fn reply_pairs(c: &mut Client, pairs: &[(Vec<u8>, f64)], withscores: bool) {
+    let v3 = c.resp == Resp::V3;
+    c.add_reply_array_len(if withscores && !v3 {
+        pairs.len() * 2
+    } else {
+        pairs.len()
+    });
+    for (e, s) in pairs {
+        if withscores && v3 {
+            c.add_reply_array_len(2);
+        }
+        c.add_reply_bulk(e);
+        if withscores {
+            c.add_reply_double(*s);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- ZADD
+
+/// ZADD key [NX|XX] [GT|LT] [CH] [INCR] score member [score member ...]
+// redis: t_zset.c zaddCommand
+pub fn zadd_command(srv: &mut Server, c: &mut Client) {
+    zadd_generic_command(srv, c, ZAddFlags::default());
+}
+
+/// ZINCRBY key increment member
+// redis: t_zset.c zincrbyCommand
+pub fn zincrby_command(srv: &mut Server, c: &mut Client) {
+    zadd_generic_command(
+        srv,
+        c,
+        ZAddFlags {
+            incr: true,
+            ..Default::default()
+        },
+    );
+}
+
+// redis: t_zset.c zaddGenericCommand
+fn zadd_generic_command(srv: &mut Server, c: &mut Client, mut flags: ZAddFlags) {
+    // Step 1: the options before the first score.
+    let mut ch = false;
+    let mut scoreidx = 2;
+    while scoreidx < c.argc() {
+        let opt = c.arg(scoreidx).to_ascii_lowercase();
+        match opt.as_slice() {
+            b"nx" => flags.nx = true,
+            b"xx" => flags.xx = true,
+            b"ch" => ch = true,
+            b"incr" => flags.incr = true,
+            b"gt" => flags.gt = true,
+            b"lt" => flags.lt = true,
+            _ => break,
+        }
+        scoreidx += 1;
+    }
+    let elements = c.argc() - scoreidx;
+    if elements % 2 != 0 || elements == 0 {
+        return c.add_reply_syntax_error();
+    }
+    let elements = elements / 2;
+    if flags.nx && flags.xx {
+        return c.add_reply_error("ERR XX and NX options at the same time are not compatible");
+    }
+    if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+        return c
+            .add_reply_error("ERR GT, LT, and/or NX options at the same time are not compatible");
+    }
+    if flags.incr && elements > 1 {
+        return c.add_reply_error("ERR INCR option supports a single increment-element pair");
+    }
+    // Step 2: every score parses before anything is touched.
+    let mut scores = Vec::with_capacity(elements);
+    for j in 0..elements {
+        match string2d(c.arg(scoreidx + j * 2)) {
+            Some(s) => scores.push(s),
+            None => return c.add_reply_error(ERR_NOT_FLOAT),
+        }
+    }
+    // Step 3: lookup, create if needed (unless XX), add one by one.
+    let (key, dbid, lim) = (c.argv[1].clone(), c.db, limits(srv));
+    let Ok(found) = zset_write(srv, c, &key) else {
+        return;
+    };
+    let exists = found.is_some();
+    if !exists {
+        if flags.xx {
+            return zadd_reply(c, flags, ch, 0, 0, None);
+        }
+        let zv = zset_type_create(&lim, c.arg(scoreidx + 1).len());
+        let obj = crate::db::new_object(srv, Value::ZSet(zv));
+        db_add(srv, dbid, &key, obj);
+    }
+    let Ok(Some(z)) = zset_write(srv, c, &key) else {
+        return;
+    };
+    let (mut added, mut updated, mut last) = (0, 0, None);
+    let mut nan = false;
+    for (j, score) in scores.iter().enumerate() {
+        let ele = &c.argv[scoreidx + 1 + j * 2];
+        match z.add(&lim, *score, ele, flags) {
+            (ZAddOut::Nan, _) => {
+                nan = true;
+                break;
+            }
+            (ZAddOut::Added, s) => (added, last) = (added + 1, Some(s)),
+            (ZAddOut::Updated, s) => (updated, last) = (updated + 1, Some(s)),
+            (ZAddOut::Same, s) => last = Some(s),
+            // NOP: not "processed", so INCR replies nil.
+            (ZAddOut::Nop, _) => {}
+        }
+    }
+    if nan {
+        c.add_reply_error("ERR resulting score is not a number (NaN)");
+    } else {
+        zadd_reply(c, flags, ch, added, updated, last);
+    }
+    if added + updated > 0 {
+        signal_modified_key(srv, dbid, &key);
+    }
+    srv.dirty += added + updated;
+}
+
+/// The last part of zaddGenericCommand: INCR replies the new score (nil
+/// when nothing happened), otherwise the count (CH: added + changed).
+fn zadd_reply(
+    c: &mut Client,
+    flags: ZAddFlags,
+    ch: bool,
+    added: u64,
+    updated: u64,
+    last: Option<f64>,
+) {
+    if flags.incr {
+        match last {
+            Some(s) => c.add_reply_double(s),
+            None => c.add_reply_null(),
+        }
+    } else {
+        c.add_reply_integer((if ch { added + updated } else { added }) as i64);
+    }
+}
+
+// ---------------------------------------------------------------- ZREM
+
+/// ZREM key member [member ...]
+// redis: t_zset.c zremCommand
+pub fn zrem_command(srv: &mut Server, c: &mut Client) {
+    let (key, dbid) = (c.argv[1].clone(), c.db);
+    let Ok(found) = zset_write(srv, c, &key) else {
+        return;
+    };
+    let Some(z) = found else {
+        return c.add_reply_integer(0);
+    };
+    let mut deleted = 0;
+    for ele in &c.argv[2..] {
+        if z.remove(ele) {
+            deleted += 1;
+        }
+        if z.is_empty() {
+            break;
+        }
+    }
+    if deleted > 0 {
+        delete_if_empty(srv, dbid, &key);
+    }
+    srv.dirty += deleted;
+    c.add_reply_integer(deleted as i64);
+}
+
+/// Which flavour of ZREMRANGEBY* / ZRANGE.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RangeType {
+    Rank,
+    Score,
+    Lex,
+}
+
+/// A parsed range of one of the three kinds.
+enum Range {
+    Rank(i64, i64),
+    Score(ZRangeSpec),
+    Lex(ZLexRangeSpec),
+}
+
+/// Parse `min max` for a range type, replying the error of its kind.
+fn parse_range(c: &mut Client, t: RangeType, min: &[u8], max: &[u8]) -> Option<Range> {
+    match t {
+        RangeType::Rank => {
+            let start = parse_long(c, min)?;
+            let end = parse_long(c, max)?;
+            Some(Range::Rank(start, end))
+        }
+        RangeType::Score => match zsl_parse_range(min, max) {
+            Some(r) => Some(Range::Score(r)),
+            None => {
+                c.add_reply_error(ERR_RANGE_FLOAT);
+                None
+            }
+        },
+        RangeType::Lex => match zsl_parse_lex_range(min, max) {
+            Some(r) => Some(Range::Lex(r)),
+            None => {
+                c.add_reply_error(ERR_RANGE_LEX);
+                None
+            }
+        },
+    }
+}
+
+/// Clamp Redis-style rank indexes (negative = from the end) to 0..len.
+fn sanitize_ranks(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
+    let llen = len as i64;
+    let mut start = if start < 0 { llen + start } else { start };
+    let mut end = if end < 0 { llen + end } else { end };
+    if start < 0 {
+        start = 0;
+    }
+    if start > end || start >= llen {
+        return None;
+    }
+    if end >= llen {
+        end = llen - 1;
+    }
+    Some((start as usize, end as usize))
+}
+
+/// ZREMRANGEBYRANK key start stop
+// redis: t_zset.c zremrangebyrankCommand
+pub fn zremrangebyrank_command(srv: &mut Server, c: &mut Client) {
+    zremrange_generic_command(srv, c, RangeType::Rank);
+}
+
+/// ZREMRANGEBYSCORE key min max
+// redis: t_zset.c zremrangebyscoreCommand
+pub fn zremrangebyscore_command(srv: &mut Server, c: &mut Client) {
+    zremrange_generic_command(srv, c, RangeType::Score);
+}
+
+/// ZREMRANGEBYLEX key min max
+// redis: t_zset.c zremrangebylexCommand
+pub fn zremrangebylex_command(srv: &mut Server, c: &mut Client) {
+    zremrange_generic_command(srv, c, RangeType::Lex);
+}
+
+// redis: t_zset.c zremrangeGenericCommand
+fn zremrange_generic_command(srv: &mut Server, c: &mut Client, t: RangeType) {
+    let (key, dbid) = (c.argv[1].clone(), c.db);
+    let (min, max) = (c.argv[2].clone(), c.argv[3].clone());
+    let Some(range) = parse_range(c, t, &min, &max) else {
+        return;
+    };
+    let Ok(found) = zset_write(srv, c, &key) else {
+        return;
+    };
+    let Some(z) = found else {
+        return c.add_reply_integer(0);
+    };
+    let deleted = match &range {
+        Range::Rank(s, e) => match sanitize_ranks(*s, *e, z.len()) {
+            Some((s, e)) => z.remove_range_by_rank(s, e),
+            None => 0,
+        },
+        Range::Score(r) => z.remove_range_by_score(r),
+        Range::Lex(r) => z.remove_range_by_lex(r),
+    };
+    if deleted > 0 {
+        delete_if_empty(srv, dbid, &key);
+    }
+    srv.dirty += deleted as u64;
+    c.add_reply_integer(deleted as i64);
+}
+
+// ---------------------------------------------------------------- ZRANGE family
+
+/// ZRANGE key start stop [BYSCORE|BYLEX] [REV] [LIMIT offset count] [WITHSCORES]
+// redis: t_zset.c zrangeCommand
+pub fn zrange_command(srv: &mut Server, c: &mut Client) {
+    zrange_generic_command(srv, c, 1, false, None, None);
+}
+
+/// ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]
+// redis: t_zset.c zrangestoreCommand
+pub fn zrangestore_command(srv: &mut Server, c: &mut Client) {
+    zrange_generic_command(srv, c, 2, true, None, None);
+}
+
+/// ZREVRANGE key start stop [WITHSCORES]
+// redis: t_zset.c zrevrangeCommand
+pub fn zrevrange_command(srv: &mut Server, c: &mut Client) {
+    zrange_generic_command(srv, c, 1, false, Some(RangeType::Rank), Some(true));
+}
+
+/// ZRANGEBYSCORE key min max [WITHSCORES] [LIMIT offset count]
+// redis: t_zset.c zrangebyscoreCommand
+pub fn zrangebyscore_command(srv: &mut Server, c: &mut Client) {
+    zrange_generic_command(srv, c, 1, false, Some(RangeType::Score), Some(false));
+}
+
+/// ZREVRANGEBYSCORE key max min [WITHSCORES] [LIMIT offset count]
+// redis: t_zset.c zrevrangebyscoreCommand
+pub fn zrevrangebyscore_command(srv: &mut Server, c: &mut Client) {
+    zrange_generic_command(srv, c, 1, false, Some(RangeType::Score), Some(true));
+}
+
+/// ZRANGEBYLEX key min max [LIMIT offset count]
+// redis: t_zset.c zrangebylexCommand
+pub fn zrangebylex_command(srv: &mut Server, c: &mut Client) {
+    zrange_generic_command(srv, c, 1, false, Some(RangeType::Lex), Some(false));
+}
+
+/// ZREVRANGEBYLEX key max min [LIMIT offset count]
+// redis: t_zset.c zrevrangebylexCommand
+pub fn zrevrangebylex_command(srv: &mut Server, c: &mut Client) {
+    zrange_generic_command(srv, c, 1, false, Some(RangeType::Lex), Some(true));
+}
+
+/// The options after `key min max` (Step 1 of zrangeGenericCommand).
+struct ZRangeOpts {
+    withscores: bool,
+    offset: i64,
+    limit: i64,
+    rtype: RangeType,
+    reverse: bool,
+}
+
+fn parse_zrange_opts(
+    c: &mut Client,
+    first: usize,
+    store: bool,
+    rtype: Option<RangeType>,
+    rev: Option<bool>,
+) -> Option<ZRangeOpts> {
+    let (mut rtype, mut rev) = (rtype, rev);
+    let (mut withscores, mut offset, mut limit) = (false, 0, -1);
+    let mut j = first;
+    while j < c.argc() {
+        let left = c.argc() - j - 1;
+        let opt = c.arg(j).to_ascii_lowercase();
+        if !store && opt == b"withscores" {
+            withscores = true;
+        } else if opt == b"limit" && left >= 2 {
+            let (o, l) = (c.argv[j + 1].clone(), c.argv[j + 2].clone());
+            offset = parse_long(c, &o)?;
+            limit = parse_long(c, &l)?;
+            j += 2;
+        } else if rev.is_none() && opt == b"rev" {
+            rev = Some(true);
+        } else if rtype.is_none() && opt == b"bylex" {
+            rtype = Some(RangeType::Lex);
+        } else if rtype.is_none() && opt == b"byscore" {
+            rtype = Some(RangeType::Score);
+        } else {
+            c.add_reply_syntax_error();
+            return None;
+        }
+        j += 1;
+    }
+    let rtype = rtype.unwrap_or(RangeType::Rank);
+    if limit != -1 && rtype == RangeType::Rank {
+        c.add_reply_error(
+            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
+        );
+        return None;
+    }
+    if withscores && rtype == RangeType::Lex {
+        c.add_reply_error("ERR syntax error, WITHSCORES not supported in combination with BYLEX");
+        return None;
+    }
+    Some(ZRangeOpts {
+        withscores,
+        offset,
+        limit,
+        rtype,
+        reverse: rev.unwrap_or(false),
+    })
+}
+
+// redis: t_zset.c zrangeGenericCommand
+fn zrange_generic_command(
+    srv: &mut Server,
+    c: &mut Client,
+    argc_start: usize,
+    store: bool,
+    rtype: Option<RangeType>,
+    rev: Option<bool>,
+) {
+    let key = c.argv[argc_start].clone();
+    let Some(o) = parse_zrange_opts(c, argc_start + 3, store, rtype, rev) else {
+        return;
+    };
+    // BYSCORE / BYLEX with REV take the range as `max min`.
+    let (mut minidx, mut maxidx) = (argc_start + 1, argc_start + 2);
+    if o.reverse && o.rtype != RangeType::Rank {
+        std::mem::swap(&mut minidx, &mut maxidx);
+    }
+    let (min, max) = (c.argv[minidx].clone(), c.argv[maxidx].clone());
+    let Some(range) = parse_range(c, o.rtype, &min, &max) else {
+        return;
+    };
+    let Ok(found) = zset_read(srv, c, &key) else {
+        return;
+    };
+    let pairs = match found {
+        None => Vec::new(),
+        Some(z) => zrange_collect(z, &range, &o),
+    };
+    if store {
+        let dst = c.argv[1].clone();
+        return zstore_result(srv, c, &dst, &pairs);
+    }
+    reply_pairs(c, &pairs, o.withscores);
+}
+
+/// The three range walks (genericZrangebyrank/score/lexCommand).
+fn zrange_collect(z: &ZSetValue, range: &Range, o: &ZRangeOpts) -> Vec<(Vec<u8>, f64)> {
+    // A negative offset skips everything (Redis's `while (offset--)`),
+    // a negative limit means no limit.
+    if o.offset < 0 || (o.offset > 0 && o.offset as usize >= z.len()) {
+        return Vec::new();
+    }
+    match range {
+        Range::Rank(s, e) => match sanitize_ranks(*s, *e, z.len()) {
+            Some((s, e)) => z.range_by_rank(s, e, o.reverse),
+            None => Vec::new(),
+        },
+        Range::Score(r) => z.range_by_score(r, o.reverse, o.offset as usize, o.limit),
+        Range::Lex(r) => z.range_by_lex(r, o.reverse, o.offset as usize, o.limit),
+    }
+}
+
+/// Store a result set at `dst` (or delete `dst` if empty) and reply its
+/// size: zrangeResultFinalizeStore and the STORE branch of
+/// zunionInterDiffGenericCommand.
+fn zstore_result(srv: &mut Server, c: &mut Client, dst: &[u8], pairs: &[(Vec<u8>, f64)]) {
+    let dbid = c.db;
+    if pairs.is_empty() {
+        c.add_reply_integer(0);
+        if db_delete(srv, dbid, dst, false) {
+            signal_modified_key(srv, dbid, dst);
+            srv.dirty += 1;
+        }
+        return;
+    }
+    let zv = zset_from_pairs(&limits(srv), pairs);
+    let len = zv.len();
+    let obj = crate::db::new_object(srv, Value::ZSet(zv));
+    set_key(srv, dbid, dst, obj, false);
+    srv.dirty += 1;
+    c.add_reply_integer(len as i64);
+}
+
+// ---------------------------------------------------------------- reads
+
+/// ZCARD key
+// redis: t_zset.c zcardCommand
+pub fn zcard_command(srv: &mut Server, c: &mut Client) {
+    let key = c.argv[1].clone();
+    let Ok(found) = zset_read(srv, c, &key) else {
+        return;
+    };
+    let n = found.map_or(0, |z| z.len());
+    c.add_reply_integer(n as i64);
+}
+
+/// ZSCORE key member
+// redis: t_zset.c zscoreCommand
+pub fn zscore_command(srv: &mut Server, c: &mut Client) {
+    let key = c.argv[1].clone();
+    let Ok(found) = zset_read(srv, c, &key) else {
+        return;
+    };
+    match found.and_then(|z| z.score(&c.argv[2])) {
+        Some(s) => c.add_reply_double(s),
+        None => c.add_reply_null(),
+    }
+}
+
+/// ZMSCORE key member [member ...]
+// redis: t_zset.c zmscoreCommand
+pub fn zmscore_command(srv: &mut Server, c: &mut Client) {
+    let key = c.argv[1].clone();
+    let Ok(mut found) = zset_read(srv, c, &key) else {
+        return;
+    };
+    c.add_reply_array_len(c.argc() - 2);
+    for j in 2..c.argc() {
+        let ele = c.argv[j].clone();
+        match found.as_mut().and_then(|z| z.score(&ele)) {
+            Some(s) => c.add_reply_double(s),
+            None => c.add_reply_null(),
+        }
+    }
+}
+
+/// ZCOUNT key min max
+// redis: t_zset.c zcountCommand
+pub fn zcount_command(srv: &mut Server, c: &mut Client) {
+    zcount_generic(srv, c, RangeType::Score);
+}
+
+/// ZLEXCOUNT key min max
+// redis: t_zset.c zlexcountCommand
+pub fn zlexcount_command(srv: &mut Server, c: &mut Client) {
+    zcount_generic(srv, c, RangeType::Lex);
+}
+
+fn zcount_generic(srv: &mut Server, c: &mut Client, t: RangeType) {
+    let key = c.argv[1].clone();
+    let (min, max) = (c.argv[2].clone(), c.argv[3].clone());
+    let Some(range) = parse_range(c, t, &min, &max) else {
+        return;
+    };
+    let Ok(found) = zset_read(srv, c, &key) else {
+        return;
+    };
+    let n = match (found, &range) {
+        (None, _) => 0,
+        (Some(z), Range::Score(r)) => z.count_in_range(r),
+        (Some(z), Range::Lex(r)) => z.count_in_lex_range(r),
+        (Some(_), Range::Rank(..)) => 0,
+    };
+    c.add_reply_integer(n as i64);
+}
+
+/// ZRANK key member
+// redis: t_zset.c zrankCommand
+pub fn zrank_command(srv: &mut Server, c: &mut Client) {
+    zrank_generic_command(srv, c, false);
+}
+
+/// ZREVRANK key member
+// redis: t_zset.c zrevrankCommand
+pub fn zrevrank_command(srv: &mut Server, c: &mut Client) {
+    zrank_generic_command(srv, c, true);
+}
+
+fn zrank_generic_command(srv: &mut Server, c: &mut Client, reverse: bool) {
+    let key = c.argv[1].clone();
+    let Ok(found) = zset_read(srv, c, &key) else {
+        return;
+    };
+    match found.and_then(|z| z.rank(&c.argv[2], reverse)) {
+        Some((r, _)) => c.add_reply_integer(r as i64),
+        None => c.add_reply_null(),
+    }
+}
+
+// ---------------------------------------------------------------- pops
+
+/// ZPOPMIN key [count]
+// redis: t_zset.c zpopminCommand
+pub fn zpopmin_command(srv: &mut Server, c: &mut Client) {
+    zpop_min_max_command(srv, c, false);
+}
+
+/// ZPOPMAX key [count]
+// redis: t_zset.c zpopmaxCommand
+pub fn zpopmax_command(srv: &mut Server, c: &mut Client) {
+    zpop_min_max_command(srv, c, true);
+}
+
+// redis: t_zset.c zpopMinMaxCommand
+fn zpop_min_max_command(srv: &mut Server, c: &mut Client, max: bool) {
+    if c.argc() > 3 {
+        return c.add_reply_syntax_error();
+    }
+    let mut count = -1;
+    if c.argc() == 3 {
+        match string2ll(c.arg(2)) {
+            None => return c.add_reply_error(ERR_NOT_INT),
+            Some(n) if n < 0 => {
+                return c.add_reply_error("ERR value is out of range, must be positive")
+            }
+            Some(n) => count = n,
+        }
+    }
+    // RESP3 with an explicit COUNT: nested [member, score] pairs.
+    let nested = c.resp == Resp::V3 && count != -1;
+    let keys = vec![c.argv[1].clone()];
+    generic_zpop_command(srv, c, &keys, max, false, count, nested, false);
+}
+
+/// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
+// redis: t_zset.c zmpopCommand / zmpopGenericCommand
+pub fn zmpop_command(srv: &mut Server, c: &mut Client) {
+    let numkeys = match string2ll(c.arg(1)) {
+        None => return c.add_reply_error(ERR_NOT_INT),
+        Some(n) if n < 1 => return c.add_reply_error("ERR numkeys should be greater than 0"),
+        Some(n) => n as u64,
+    };
+    let where_idx = match numkeys.checked_add(2) {
+        Some(w) if w < c.argc() as u64 => w as usize,
+        _ => return c.add_reply_syntax_error(),
+    };
+    let max = if c.arg(where_idx).eq_ignore_ascii_case(b"min") {
+        false
+    } else if c.arg(where_idx).eq_ignore_ascii_case(b"max") {
+        true
+    } else {
+        return c.add_reply_syntax_error();
+    };
+    let mut count = -1;
+    let mut j = where_idx + 1;
+    while j < c.argc() {
+        if count == -1 && c.arg(j).eq_ignore_ascii_case(b"count") && j + 1 < c.argc() {
+            j += 1;
+            match string2ll(c.arg(j)) {
+                None => return c.add_reply_error(ERR_NOT_INT),
+                Some(n) if n < 1 => return c.add_reply_error("ERR count should be greater than 0"),
+                Some(n) => count = n,
+            }
+        } else {
+            return c.add_reply_syntax_error();
+        }
+        j += 1;
+    }
+    let keys: Vec<Bytes> = c.argv[2..where_idx].to_vec();
+    generic_zpop_command(srv, c, &keys, max, true, count.max(1), true, true);
+}
+
+/// genericZpopCommand: pop from the first non-empty key of `keys`.
+#[allow(clippy::too_many_arguments)]
+fn generic_zpop_command(
+    srv: &mut Server,
+    c: &mut Client,
+    keys: &[Bytes],
+    max: bool,
+    emitkey: bool,
+    count: i64,
+    nested: bool,
+    nil_when_empty: bool,
+) {
+    let dbid = c.db;
+    let mut chosen = None;
+    for key in keys {
+        match zset_write(srv, c, key) {
+            Err(()) => return,
+            Ok(Some(_)) => {
+                chosen = Some(key.clone());
+                break;
+            }
+            Ok(None) => {}
+        }
+    }
+    let Some(key) = chosen else {
+        return if nil_when_empty {
+            c.add_reply_null_array()
+        } else {
+            c.add_reply_array_len(0)
+        };
+    };
+    if count == 0 {
+        return c.add_reply_array_len(0);
+    }
+    let count = if count == -1 { 1 } else { count as usize };
+    let Ok(Some(z)) = zset_write(srv, c, &key) else {
+        return;
+    };
+    let popped = z.pop(count, max);
+    if emitkey {
+        c.add_reply_array_len(2);
+        c.add_reply_bulk(&key);
+    }
+    c.add_reply_array_len(if nested {
+        popped.len()
+    } else {
+        popped.len() * 2
+    });
+    for (e, s) in &popped {
+        if nested {
+            c.add_reply_array_len(2);
+        }
+        c.add_reply_bulk(e);
+        c.add_reply_double(*s);
+    }
+    delete_if_empty(srv, dbid, &key);
+    srv.dirty += popped.len() as u64;
+}
+
+// ---------------------------------------------------------------- ZRANDMEMBER
+
+/// ZRANDMEMBER key [count [WITHSCORES]]
+// redis: t_zset.c zrandmemberCommand
+pub fn zrandmember_command(srv: &mut Server, c: &mut Client) {
+    let key = c.argv[1].clone();
+    if c.argc() >= 3 {
+        let Some(l) = parse_long(c, &c.argv[2].clone()) else {
+            return;
+        };
+        let withscores = c.argc() == 4 && c.arg(3).eq_ignore_ascii_case(b"withscores");
+        if c.argc() > 4 || (c.argc() == 4 && !withscores) {
+            return c.add_reply_syntax_error();
+        }
+        // The count is doubled for WITHSCORES replies: keep it in range.
+        let bound = if withscores { i64::MAX / 2 } else { i64::MAX };
+        if l < -bound || l > bound {
+            return c.add_reply_error("ERR value is out of range");
+        }
+        return zrandmember_with_count_command(srv, c, &key, l, withscores);
+    }
+    let Ok(found) = zset_read(srv, c, &key) else {
+        return;
+    };
+    match found.and_then(|z| z.random_pair()) {
+        Some((e, _)) => c.add_reply_bulk(&e),
+        None => c.add_reply_null(),
+    }
+}
+
+// redis: t_zset.c zrandmemberWithCountCommand
+fn zrandmember_with_count_command(
+    srv: &mut Server,
+    c: &mut Client,
+    key: &[u8],
+    l: i64,
+    withscores: bool,
+) {
+    let Ok(found) = zset_read(srv, c, key) else {
+        return;
+    };
+    let Some(z) = found else {
+        return c.add_reply_array_len(0);
+    };
+    let (count, uniq) = if l >= 0 {
+        (l as u64, true)
+    } else {
+        (l.unsigned_abs(), false)
+    };
+    if count == 0 {
+        return c.add_reply_array_len(0);
+    }
+    let v3 = c.resp == Resp::V3;
+    // CASE 1: negative count (repeats allowed) or a single member.
+    if !uniq || count == 1 {
+        c.add_reply_array_len(if withscores && !v3 {
+            count as usize * 2
+        } else {
+            count as usize
+        });
+        for _ in 0..count {
+            let Some((e, s)) = z.random_pair() else { break };
+            if withscores && v3 {
+                c.add_reply_array_len(2);
+            }
+            c.add_reply_bulk(&e);
+            if withscores {
+                c.add_reply_double(s);
+            }
+        }
+        return;
+    }
+    // CASE 2: count >= size: the whole set, in order.
+    if count >= z.len() as u64 {
+        let all = z.to_vec(false);
+        return reply_pairs(c, &all, withscores);
+    }
+    // CASE 3/4: distinct random members: shuffle-pick `count` of them.
+    let mut all = z.to_vec(false);
+    let mut picked = Vec::with_capacity(count as usize);
+    for _ in 0..count {
+        let i = (rand::random::<u64>() % all.len() as u64) as usize;
+        picked.push(all.swap_remove(i));
+    }
+    reply_pairs(c, &picked, withscores);
+}
+
+// ---------------------------------------------------------------- set operations
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SetOp {
+    Union,
+    Inter,
+    Diff,
+}
+
+/// ZUNION numkeys key [key ...] [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+// redis: t_zset.c zunionCommand
+pub fn zunion_command(srv: &mut Server, c: &mut Client) {
+    zunion_inter_diff_generic_command(srv, c, None, 1, SetOp::Union, false);
+}
+
+/// ZINTER numkeys key [key ...] [WEIGHTS weight ...] [AGGREGATE SUM|MIN|MAX] [WITHSCORES]
+// redis: t_zset.c zinterCommand
+pub fn zinter_command(srv: &mut Server, c: &mut Client) {
+    zunion_inter_diff_generic_command(srv, c, None, 1, SetOp::Inter, false);
+}
+
+/// ZDIFF numkeys key [key ...] [WITHSCORES]
+// redis: t_zset.c zdiffCommand
+pub fn zdiff_command(srv: &mut Server, c: &mut Client) {
+    zunion_inter_diff_generic_command(srv, c, None, 1, SetOp::Diff, false);
+}
+
+/// ZUNIONSTORE destination numkeys key [key ...] [WEIGHTS ...] [AGGREGATE ...]
+// redis: t_zset.c zunionstoreCommand
+pub fn zunionstore_command(srv: &mut Server, c: &mut Client) {
+    let dst = c.argv[1].clone();
+    zunion_inter_diff_generic_command(srv, c, Some(dst), 2, SetOp::Union, false);
+}
+
+/// ZINTERSTORE destination numkeys key [key ...] [WEIGHTS ...] [AGGREGATE ...]
+// redis: t_zset.c zinterstoreCommand
+pub fn zinterstore_command(srv: &mut Server, c: &mut Client) {
+    let dst = c.argv[1].clone();
+    zunion_inter_diff_generic_command(srv, c, Some(dst), 2, SetOp::Inter, false);
+}
+
+/// ZDIFFSTORE destination numkeys key [key ...]
+// redis: t_zset.c zdiffstoreCommand
+pub fn zdiffstore_command(srv: &mut Server, c: &mut Client) {
+    let dst = c.argv[1].clone();
+    zunion_inter_diff_generic_command(srv, c, Some(dst), 2, SetOp::Diff, false);
+}
+
+/// ZINTERCARD numkeys key [key ...] [LIMIT limit]
+// redis: t_zset.c zinterCardCommand
+pub fn zintercard_command(srv: &mut Server, c: &mut Client) {
+    zunion_inter_diff_generic_command(srv, c, None, 1, SetOp::Inter, true);
+}
+
+/// The options of the set operations after the keys.
+struct SetOpOpts {
+    weights: Vec<f64>,
+    aggregate: Aggregate,
+    withscores: bool,
+    limit: u64,
+}
+
+// redis: t_zset.c zunionInterDiffGenericCommand
+fn zunion_inter_diff_generic_command(
+    srv: &mut Server,
+    c: &mut Client,
+    dst: Option<Bytes>,
+    numkeys_idx: usize,
+    op: SetOp,
+    card_only: bool,
+) {
+    let Some(setnum) = parse_long(c, &c.argv[numkeys_idx].clone()) else {
+        return;
+    };
+    if setnum < 1 {
+        let name = String::from_utf8_lossy(c.arg(0)).to_lowercase();
+        return c.add_reply_error(&format!(
+            "ERR at least 1 input key is needed for '{name}' command"
+        ));
+    }
+    if setnum as u64 > (c.argc() - (numkeys_idx + 1)) as u64 {
+        return c.add_reply_syntax_error();
+    }
+    let setnum = setnum as usize;
+    // Read every input (a missing key is an empty set) before the options.
+    let mut srcs: Vec<Vec<(Vec<u8>, f64)>> = Vec::with_capacity(setnum);
+    for j in 0..setnum {
+        let key = c.argv[numkeys_idx + 1 + j].clone();
+        let o = if dst.is_some() {
+            lookup_key_write(srv, c.db, &key)
+        } else {
+            lookup_key_read(srv, c.db, &key)
+        };
+        match o {
+            None => srcs.push(Vec::new()),
+            Some(RObj {
+                value: Value::ZSet(z),
+                ..
+            }) => srcs.push(z.to_vec(false)),
+            Some(_) => return c.add_reply_wrongtype(),
+        }
+    }
+    let Some(opts) = parse_setop_opts(
+        c,
+        numkeys_idx + 1 + setnum,
+        setnum,
+        dst.is_some(),
+        op,
+        card_only,
+    ) else {
+        return;
+    };
+    let result = zset_setop(&srcs, &opts, op, card_only);
+    if let Some(dst) = dst {
+        return zstore_result(srv, c, &dst, &result);
+    }
+    if card_only {
+        return c.add_reply_integer(result.len() as i64);
+    }
+    reply_pairs(c, &result, opts.withscores);
+}
+
+fn parse_setop_opts(
+    c: &mut Client,
+    mut j: usize,
+    setnum: usize,
+    store: bool,
+    op: SetOp,
+    card_only: bool,
+) -> Option<SetOpOpts> {
+    let mut o = SetOpOpts {
+        weights: vec![1.0; setnum],
+        aggregate: Aggregate::Sum,
+        withscores: false,
+        limit: 0,
+    };
+    while j < c.argc() {
+        let remaining = c.argc() - j;
+        let opt = c.arg(j).to_ascii_lowercase();
+        if op != SetOp::Diff && !card_only && remaining > setnum && opt == b"weights" {
+            for i in 0..setnum {
+                match string2d(c.arg(j + 1 + i)) {
+                    Some(w) => o.weights[i] = w,
+                    None => {
+                        c.add_reply_error("ERR weight value is not a float");
+                        return None;
+                    }
+                }
+            }
+            j += 1 + setnum;
+        } else if op != SetOp::Diff && !card_only && remaining >= 2 && opt == b"aggregate" {
+            o.aggregate = match c.arg(j + 1).to_ascii_lowercase().as_slice() {
+                b"sum" => Aggregate::Sum,
+                b"min" => Aggregate::Min,
+                b"max" => Aggregate::Max,
+                _ => {
+                    c.add_reply_syntax_error();
+                    return None;
+                }
+            };
+            j += 2;
+        } else if !store && !card_only && opt == b"withscores" {
+            o.withscores = true;
+            j += 1;
+        } else if card_only && remaining >= 2 && opt == b"limit" {
+            match string2ll(c.arg(j + 1)) {
+                None => {
+                    c.add_reply_error(ERR_NOT_INT);
+                    return None;
+                }
+                Some(n) if n < 0 => {
+                    c.add_reply_error("ERR LIMIT can't be negative");
+                    return None;
+                }
+                Some(n) => o.limit = n as u64,
+            }
+            j += 2;
+        } else {
+            c.add_reply_syntax_error();
+            return None;
+        }
+    }
+    Some(o)
+}
+
+/// zunionInterAggregate: SUM turns +inf + -inf into 0, as Redis does.
+fn aggregate(target: &mut f64, val: f64, a: Aggregate) {
+    match a {
+        Aggregate::Sum => {
+            *target += val;
+            if target.is_nan() {
+                *target = 0.0;
+            }
+        }
+        Aggregate::Min => *target = target.min(val),
+        Aggregate::Max => *target = target.max(val),
+    }
+}
+
+/// The algebra itself, on (member, score) vectors; result sorted by
+/// (score, member) like the skiplist Redis builds.
+fn zset_setop(
+    srcs: &[Vec<(Vec<u8>, f64)>],
+    o: &SetOpOpts,
+    op: SetOp,
+    card_only: bool,
+) -> Vec<(Vec<u8>, f64)> {
+    use std::collections::HashMap;
+    let weighted = |i: usize, s: f64| {
+        let v = o.weights[i] * s;
+        if v.is_nan() {
+            0.0
+        } else {
+            v
+        }
+    };
+    let mut out: Vec<(Vec<u8>, f64)> = Vec::new();
+    match op {
+        SetOp::Union => {
+            let mut acc: HashMap<&[u8], f64> = HashMap::new();
+            for (i, src) in srcs.iter().enumerate() {
+                for (e, s) in src {
+                    let v = weighted(i, *s);
+                    acc.entry(e)
+                        .and_modify(|t| aggregate(t, v, o.aggregate))
+                        .or_insert(v);
+                }
+            }
+            out.extend(acc.into_iter().map(|(e, s)| (e.to_vec(), s)));
+        }
+        SetOp::Inter => {
+            // Walk the smallest input, probe the others (sorted by size).
+            let mut order: Vec<usize> = (0..srcs.len()).collect();
+            order.sort_by_key(|&i| srcs[i].len());
+            let maps: Vec<HashMap<&[u8], f64>> = srcs
+                .iter()
+                .map(|s| s.iter().map(|(e, v)| (e.as_slice(), *v)).collect())
+                .collect();
+            for (e, s) in &srcs[order[0]] {
+                let mut score = weighted(order[0], *s);
+                let mut all = true;
+                for &i in &order[1..] {
+                    match maps[i].get(e.as_slice()) {
+                        Some(v) => aggregate(&mut score, weighted(i, *v), o.aggregate),
+                        None => {
+                            all = false;
+                            break;
+                        }
+                    }
+                }
+                if all {
+                    out.push((e.clone(), score));
+                    if card_only && o.limit > 0 && out.len() as u64 >= o.limit {
+                        break;
+                    }
+                }
+            }
+        }
+        SetOp::Diff => {
+            let others: Vec<HashMap<&[u8], f64>> = srcs[1..]
+                .iter()
+                .map(|s| s.iter().map(|(e, v)| (e.as_slice(), *v)).collect())
+                .collect();
+            for (e, s) in &srcs[0] {
+                if !others.iter().any(|m| m.contains_key(e.as_slice())) {
+                    out.push((e.clone(), *s));
+                }
+            }
+        }
+    }
+    out.sort_by(|a, b| {
+        a.1.partial_cmp(&b.1)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    out
+}
+
+// ---------------------------------------------------------------- ZSCAN
+
+/// ZSCAN key cursor [MATCH pattern] [COUNT count]
+// redis: db.c zscanCommand / scanGenericCommand
+pub fn zscan_command(srv: &mut Server, c: &mut Client) {
+    let Some(mut cursor) = crate::db::parse_scan_cursor(c.arg(2)) else {
+        return c.add_reply_error("ERR invalid cursor");
+    };
+    let key = c.argv[1].clone();
+    let Ok(found) = zset_read(srv, c, &key) else {
+        return;
+    };
+    let Some(z) = found else {
+        c.add_reply_array_len(2);
+        c.add_reply_bulk(b"0");
+        return c.add_reply_array_len(0);
+    };
+    // MATCH / COUNT (TYPE is SCAN's only).
+    let (mut count, mut pattern): (i64, Option<Bytes>) = (10, None);
+    let mut i = 3;
+    while i < c.argc() {
+        let has_value = i + 1 < c.argc();
+        if c.arg(i).eq_ignore_ascii_case(b"count") && has_value {
+            match string2ll(c.arg(i + 1)) {
+                None => return c.add_reply_error(ERR_NOT_INT),
+                Some(n) if n < 1 => return c.add_reply_syntax_error(),
+                Some(n) => count = n,
+            }
+        } else if c.arg(i).eq_ignore_ascii_case(b"match") && has_value {
+            let p = c.argv[i + 1].clone();
+            pattern = if &p[..] == b"*" { None } else { Some(p) };
+        } else {
+            return c.add_reply_syntax_error();
+        }
+        i += 2;
+    }
+    // A listpack set is returned whole in one call; a skiplist one is
+    // walked with the dict's reverse-binary cursor.
+    let mut items: Vec<(Vec<u8>, f64)> = Vec::new();
+    match z.dict() {
+        None => {
+            items = z.to_vec(false);
+            cursor = 0;
+        }
+        Some(d) => {
+            let mut maxiterations = count.saturating_mul(10);
+            loop {
+                cursor = d.scan(cursor, |k, v| items.push((k.to_vec(), *v)));
+                if cursor == 0 || maxiterations == 0 || items.len() as i64 >= count {
+                    break;
+                }
+                maxiterations -= 1;
+            }
+        }
+    }
+    if let Some(p) = &pattern {
+        items.retain(|(e, _)| storage::util::string_match(p, e, false));
+    }
+    c.add_reply_array_len(2);
+    c.add_reply_bulk(cursor.to_string().as_bytes());
+    c.add_reply_array_len(items.len() * 2);
+    for (e, s) in &items {
+        c.add_reply_bulk(e);
+        c.add_reply_bulk(&storage::t_zset::d2string(*s));
+    }
+}
+
+// ---------------------------------------------------------------- OBJECT / DEBUG helpers
+
+/// objectComputeSize for zsets (sampled like Redis: `samples` nodes, or
+/// all when 0).
+pub fn zset_compute_size(z: &ZSetValue, samples: i64) -> usize {
+    use crate::object::{jemalloc_size_class, sds_zmalloc_size, DICT_ENTRY_SIZE, ROBJ_SIZE};
+    match z {
+        ZSetValue::Listpack(lp) => ROBJ_SIZE + jemalloc_size_class(lp.bytes()),
+        ZSetValue::Skiplist(zs) => {
+            // robj + zset + zskiplist + dict + bucket array + header node.
+            let mut asize = ROBJ_SIZE
+                + 16
+                + 32
+                + 56
+                + 8 * zs.dict.buckets()
+                + jemalloc_size_class(24 + 32 * 16);
+            let (mut elesize, mut n) = (0usize, 0usize);
+            let mut cur = zs.zsl.first();
+            while let Some(node) = cur {
+                if samples > 0 && n as i64 >= samples {
+                    break;
+                }
+                let ele = zs.zsl.ele(node);
+                elesize += sds_zmalloc_size(ele.len(), ele.len()) + DICT_ENTRY_SIZE;
+                elesize += jemalloc_size_class(24 + 16 * zs.zsl.node_level(node));
+                n += 1;
+                cur = zs.zsl.next(node);
+            }
+            if n > 0 {
+                asize += (elesize as f64 / n as f64 * zs.dict.len() as f64) as usize;
+            }
+            asize
+        }
+    }
+}
+
+/// xorObjectDigest for zsets: type 3, then per member SHA1(member, %.17g
+/// score) XORed in, so the encoding and order do not matter.
+pub fn zset_digest(digest: &mut [u8; 20], z: &ZSetValue) {
+    use crate::debug::{mix_digest, xor_digest};
+    const OBJ_ZSET: u32 = 3;
+    mix_digest(digest, &OBJ_ZSET.to_be_bytes());
+    for (e, s) in z.to_vec(false) {
+        let mut ele = [0u8; 20];
+        mix_digest(&mut ele, &e);
+        let mut text = Vec::new();
+        protocol::reply::fmt_double_g17(s, &mut text);
+        mix_digest(&mut ele, &text);
+        xor_digest(digest, &ele);
+    }
+}
+
+/// rdbSavedObjectLen for zsets: a listpack is one string blob (no LZF
+/// here); a skiplist is a count, then member + 8-byte binary score each.
+pub fn zset_rdb_len(
+    z: &ZSetValue,
+    raw_string_len: fn(&[u8]) -> usize,
+    len_len: fn(usize) -> usize,
+) -> usize {
+    match z {
+        ZSetValue::Listpack(lp) => raw_string_len(lp.as_bytes()),
+        ZSetValue::Skiplist(_) => {
+            len_len(z.len())
+                + z.to_vec(false)
+                    .iter()
+                    .map(|(e, _)| raw_string_len(e) + 8)
+                    .sum::<usize>()
+        }
+    }
+}
