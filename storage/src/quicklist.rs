@@ -613,7 +613,6 @@ impl Quicklist {
         };
         let avail_next = at_tail && allow_insert(next, fill, sz);
         let avail_prev = at_head && allow_insert(prev, fill, sz);
-        let (has_next, has_prev) = (next.is_some(), prev.is_some());
         let beside = if after { node + 1 } else { node };
 
         if is_large_element(sz) {
@@ -650,9 +649,10 @@ impl Quicklist {
                 lp.append(v);
             }
             self.count += 1;
-        } else if (at_tail && has_next) || (at_head && has_prev) || self.nodes[node].is_plain() {
-            // Full and the neighbour is full too: a new node between them.
-            // (A plain node is never split: it gets a packed neighbour.)
+        } else if at_tail || at_head {
+            // Full at an edge of the node, and the neighbour (if any) is
+            // full too: a new node beside it. A plain node always lands
+            // here (its one element is at both edges): it is never split.
             let mut lp = Listpack::new();
             lp.append(v);
             self.insert_node(beside, QuicklistNode::packed(lp));

@@ -103,13 +103,6 @@ pub fn d2string(value: f64) -> Vec<u8> {
             b"-inf".to_vec()
         };
     }
-    if value == 0.0 {
-        return if value.is_sign_negative() {
-            b"-0".to_vec()
-        } else {
-            b"0".to_vec()
-        };
-    }
     if value > -4503599627370495.0 && value < 4503599627370496.0 && value == (value as i64) as f64 {
         return ll2string(value as i64).to_vec();
     }
@@ -838,7 +831,7 @@ mod tests {
         assert_eq!(d2string(0.1), b"0.10000000000000001");
         assert_eq!(d2string(1.5), b"1.5");
         assert_eq!(d2string(1e300), b"1.0000000000000001e+300");
-        assert_eq!(d2string(-0.0), b"-0");
+        assert_eq!(d2string(-0.0), b"0", "-0 takes the integer path");
     }
 
     #[test]
