@@ -171,3 +171,18 @@ fn client_unpause_releases_postponed_commands_in_order() {
     assert_eq!(b.read_reply().unwrap(), b":1\r\n");
     assert_eq!(b.read_reply().unwrap(), b":2\r\n");
 }
+
+#[test]
+fn a_monitor_client_may_not_touch_the_keyspace() {
+    let srv = Server::start();
+    let mut m = Conn::connect(srv.port).unwrap();
+    m.must(&["MONITOR"]);
+    assert_eq!(
+        m.must(&["GET", "a"]),
+        b"-ERR Replica can't interact with the keyspace\r\n"
+    );
+    // PING is allowed; its own line follows the reply, as in Redis.
+    assert_eq!(m.must(&["PING"]), b"+PONG\r\n");
+    let line = m.read_reply().unwrap();
+    assert!(String::from_utf8_lossy(&line).ends_with("\"PING\"\r\n"));
+}

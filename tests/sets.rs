@@ -168,3 +168,41 @@ fn set_memory_usage_tracks_encoding() {
     // 1000 strings: at least an entry and a member allocation each.
     assert!(strs > 1000 * 40, "hashtable usage {strs}");
 }
+
+#[test]
+fn spop_count_case3_rebuilds_encoding_from_survivors() {
+    let srv = Server::start();
+    let mut con = client(srv.port);
+    // 600 integers: a hashtable (past 512). Popping all but 5 moves the 5
+    // survivors into a new set, which starts as an intset again.
+    fill(&mut con, "s", 600, true);
+    let enc: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg("s")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(enc, "hashtable");
+    let popped: Vec<String> = redis::cmd("SPOP")
+        .arg("s")
+        .arg(595)
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(popped.len(), 595);
+    let enc: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg("s")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(enc, "intset");
+    let card: usize = con.scard("s").unwrap();
+    assert_eq!(card, 5);
+    // CASE 2 pops in place: the encoding stays what it was.
+    fill(&mut con, "t", 600, true);
+    let _: Vec<String> = redis::cmd("SPOP").arg("t").arg(10).query(&mut con).unwrap();
+    let enc: String = redis::cmd("OBJECT")
+        .arg("ENCODING")
+        .arg("t")
+        .query(&mut con)
+        .unwrap();
+    assert_eq!(enc, "hashtable");
+}

@@ -21,7 +21,8 @@ use storage::expire::{CycleType, ExpireCycleState};
 use storage::dict::Dict;
 
 use crate::commands::{
-    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_NO_AUTH, CMD_PROTECTED, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG,
+    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_MAY_REPLICATE, CMD_NO_AUTH, CMD_PROTECTED,
+    CMD_READONLY, CMD_WRITE, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG,
 };
 use crate::latency::LatencyMonitor;
 use crate::slowlog::{self, Slowlog};
@@ -319,6 +320,14 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // before the client authenticates.
     if networking::auth_required(srv, c) && srv.commands.get(id).spec.flags & CMD_NO_AUTH == 0 {
         reject_command(srv, c, Some(id), b"NOAUTH Authentication required.");
+        return;
+    }
+
+    // A MONITOR client is flagged as a replica in Redis, and replicas may
+    // not touch the keyspace (so they cannot dodge CLIENT PAUSE).
+    let flags = srv.commands.get(id).spec.flags;
+    if c.has_flag(CLIENT_MONITOR) && flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE) != 0 {
+        reject_command(srv, c, Some(id), b"ERR Replica can't interact with the keyspace");
         return;
     }
 

@@ -148,14 +148,15 @@ fn zadd_generic_command(srv: &mut Server, c: &mut Client, mut flags: ZAddFlags) 
         scoreidx += 1;
     }
     let elements = c.argc() - scoreidx;
-    if elements % 2 != 0 || elements == 0 {
+    if !elements.is_multiple_of(2) || elements == 0 {
         return c.add_reply_syntax_error();
     }
     let elements = elements / 2;
     if flags.nx && flags.xx {
         return c.add_reply_error("ERR XX and NX options at the same time are not compatible");
     }
-    if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+    // Redis spells it out as (gt && nx) || (lt && nx) || (gt && lt).
+    if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
         return c
             .add_reply_error("ERR GT, LT, and/or NX options at the same time are not compatible");
     }
@@ -661,12 +662,10 @@ fn zpop_min_max_command(srv: &mut Server, c: &mut Client, max: bool) {
     }
     let mut count = -1;
     if c.argc() == 3 {
+        // getPositiveLongFromObjectOrReply: one message for both failures.
         match string2ll(c.arg(2)) {
-            None => return c.add_reply_error(ERR_NOT_INT),
-            Some(n) if n < 0 => {
-                return c.add_reply_error("ERR value is out of range, must be positive")
-            }
-            Some(n) => count = n,
+            Some(n) if n >= 0 => count = n,
+            _ => return c.add_reply_error("ERR value is out of range, must be positive"),
         }
     }
     // RESP3 with an explicit COUNT: nested [member, score] pairs.
@@ -678,10 +677,10 @@ fn zpop_min_max_command(srv: &mut Server, c: &mut Client, max: bool) {
 /// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
 // redis: t_zset.c zmpopCommand / zmpopGenericCommand
 pub fn zmpop_command(srv: &mut Server, c: &mut Client) {
+    // getRangeLongFromObjectOrReply with a message: used for both failures.
     let numkeys = match string2ll(c.arg(1)) {
-        None => return c.add_reply_error(ERR_NOT_INT),
-        Some(n) if n < 1 => return c.add_reply_error("ERR numkeys should be greater than 0"),
-        Some(n) => n as u64,
+        Some(n) if n >= 1 => n as u64,
+        _ => return c.add_reply_error("ERR numkeys should be greater than 0"),
     };
     let where_idx = match numkeys.checked_add(2) {
         Some(w) if w < c.argc() as u64 => w as usize,
@@ -700,9 +699,8 @@ pub fn zmpop_command(srv: &mut Server, c: &mut Client) {
         if count == -1 && c.arg(j).eq_ignore_ascii_case(b"count") && j + 1 < c.argc() {
             j += 1;
             match string2ll(c.arg(j)) {
-                None => return c.add_reply_error(ERR_NOT_INT),
-                Some(n) if n < 1 => return c.add_reply_error("ERR count should be greater than 0"),
-                Some(n) => count = n,
+                Some(n) if n >= 1 => count = n,
+                _ => return c.add_reply_error("ERR count should be greater than 0"),
             }
         } else {
             return c.add_reply_syntax_error();
@@ -844,9 +842,10 @@ fn zrandmember_with_count_command(
         }
         return;
     }
-    // CASE 2: count >= size: the whole set, in order.
+    // CASE 2: count >= size: the whole set, highest score first (as 7.0
+    // replies it).
     if count >= z.len() as u64 {
-        let all = z.to_vec(false);
+        let all = z.to_vec(true);
         return reply_pairs(c, &all, withscores);
     }
     // CASE 3/4: distinct random members: shuffle-pick `count` of them.
@@ -958,6 +957,15 @@ fn zunion_inter_diff_generic_command(
                 value: Value::ZSet(z),
                 ..
             }) => srcs.push(z.to_vec(false)),
+            // A plain set takes part with every score 1.0.
+            Some(RObj {
+                value: Value::Set(set),
+                ..
+            }) => srcs.push(
+                storage::t_set::set_type_iter(set)
+                    .map(|e| (e.to_vec(), 1.0))
+                    .collect(),
+            ),
             Some(_) => return c.add_reply_wrongtype(),
         }
     }
@@ -1053,8 +1061,17 @@ fn aggregate(target: &mut f64, val: f64, a: Aggregate) {
                 *target = 0.0;
             }
         }
-        Aggregate::Min => *target = target.min(val),
-        Aggregate::Max => *target = target.max(val),
+        // Redis's own comparisons (f64::min/max may pick either zero).
+        Aggregate::Min => {
+            if val < *target {
+                *target = val;
+            }
+        }
+        Aggregate::Max => {
+            if val > *target {
+                *target = val;
+            }
+        }
     }
 }
 

@@ -34,7 +34,7 @@
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::listpack::{Listpack, LpEntry, Where, LP_HDR_SIZE};
+use crate::listpack::{Listpack, LpEntry, Where};
 
 /// optimization_level: the byte limit per node for fill -1..-5.
 const OPTIMIZATION_LEVEL: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
@@ -183,13 +183,19 @@ fn allow_insert(node: Option<&QuicklistNode>, fill: i32, sz: usize) -> bool {
     !node_exceeds_limit(fill, new_sz, node.count() + 1)
 }
 
+/// The "- 11" of Redis 7.0's _quicklistNodeAllowMerge (ziplist header 10 +
+/// end byte 1), left over from the ziplist era.
+const ZIPLIST_HEADER_AND_END: usize = 11;
+
 /// _quicklistNodeAllowMerge: would `a` and `b` fit in one node?
 fn allow_merge(a: &QuicklistNode, b: &QuicklistNode, fill: i32) -> bool {
     if a.is_plain() || b.is_plain() {
         return false;
     }
-    // Approximate merged size: one header + end byte (7 bytes) less.
-    let merge_sz = (a.sz() + b.sz()).saturating_sub(LP_HDR_SIZE + 1);
+    // Approximate merged size: Redis 7.0 still subtracts 11 bytes, the
+    // header + end byte of a *ziplist* (a listpack's are 7), so a merge may
+    // produce a node up to 4 bytes over the limit. Kept for identical nodes.
+    let merge_sz = (a.sz() + b.sz()).saturating_sub(ZIPLIST_HEADER_AND_END);
     !node_exceeds_limit(fill, merge_sz, a.count() + b.count())
 }
 

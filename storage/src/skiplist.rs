@@ -286,8 +286,8 @@ impl ZSkipList {
             self.nodes[u].level[i].span = (rank[0] - rank[i]) + 1;
         }
         // Levels above x's height now jump over one more node.
-        for i in level..self.level {
-            self.nodes[update[i]].level[i].span += 1;
+        for (i, &u) in update.iter().enumerate().take(self.level).skip(level) {
+            self.nodes[u].level[i].span += 1;
         }
         self.nodes[x].backward = if update[0] == HEADER {
             None

@@ -550,12 +550,8 @@ impl ZSetValue {
         limit: i64,
     ) -> Vec<(Vec<u8>, f64)> {
         match self {
-            ZSetValue::Listpack(_) => {
-                let it = self
-                    .to_vec(reverse)
-                    .into_iter()
-                    .filter(|(e, _)| range.value_gte_min(e) && range.value_lte_max(e));
-                take_limit(it, offset, limit)
+            ZSetValue::Listpack(lp) => {
+                take_limit(zzl_lex_walk(lp, range, reverse).into_iter(), offset, limit)
             }
             ZSetValue::Skiplist(zs) => {
                 let zsl = &zs.zsl;
@@ -592,9 +588,13 @@ impl ZSetValue {
                 let Some(first) = zsl.first_in_range(range) else {
                     return 0;
                 };
-                let last = zsl.last_in_range(range).unwrap_or(first);
-                zsl.get_rank(zsl.score(last), zsl.ele(last)) + 1
-                    - zsl.get_rank(zsl.score(first), zsl.ele(first))
+                // zcountCommand's rank arithmetic, signed as in C.
+                let len = zsl.len() as i64;
+                let mut count = len - (zsl.get_rank(zsl.score(first), zsl.ele(first)) as i64 - 1);
+                if let Some(last) = zsl.last_in_range(range) {
+                    count -= len - zsl.get_rank(zsl.score(last), zsl.ele(last)) as i64;
+                }
+                count.max(0) as usize
             }
         }
     }
@@ -608,9 +608,13 @@ impl ZSetValue {
                 let Some(first) = zsl.first_in_lex_range(range) else {
                     return 0;
                 };
-                let last = zsl.last_in_lex_range(range).unwrap_or(first);
-                zsl.get_rank(zsl.score(last), zsl.ele(last)) + 1
-                    - zsl.get_rank(zsl.score(first), zsl.ele(first))
+                // zcountCommand's rank arithmetic, signed as in C.
+                let len = zsl.len() as i64;
+                let mut count = len - (zsl.get_rank(zsl.score(first), zsl.ele(first)) as i64 - 1);
+                if let Some(last) = zsl.last_in_lex_range(range) {
+                    count -= len - zsl.get_rank(zsl.score(last), zsl.ele(last)) as i64;
+                }
+                count.max(0) as usize
             }
         }
     }
@@ -714,6 +718,43 @@ impl ZSetValue {
             ZSetValue::Listpack(_) => "listpack",
             ZSetValue::Skiplist(_) => "skiplist",
         }
+    }
+}
+
+/// The listpack lex walk as Redis does it (zzlFirstInLexRange /
+/// zzlLastInLexRange, then step while the other bound holds). With mixed
+/// scores the members are not in lex order and this stops early exactly
+/// where Redis stops (BYLEX is only defined for equal scores).
+fn zzl_lex_walk(lp: &Listpack, range: &ZLexRangeSpec, reverse: bool) -> Vec<(Vec<u8>, f64)> {
+    let pairs = zzl_pairs(lp);
+    // zzlIsInLexRange: compare with the last and the first member.
+    let (Some(first), Some(last)) = (pairs.first(), pairs.last()) else {
+        return Vec::new();
+    };
+    if range.is_empty() || !range.value_gte_min(&last.0) || !range.value_lte_max(&first.0) {
+        return Vec::new();
+    }
+    if reverse {
+        let Some(i) = pairs.iter().rposition(|(e, _)| range.value_lte_max(e)) else {
+            return Vec::new();
+        };
+        let mut out: Vec<_> = pairs[..=i]
+            .iter()
+            .rev()
+            .take_while(|(e, _)| range.value_gte_min(e))
+            .cloned()
+            .collect();
+        out.shrink_to_fit();
+        out
+    } else {
+        let Some(i) = pairs.iter().position(|(e, _)| range.value_gte_min(e)) else {
+            return Vec::new();
+        };
+        pairs[i..]
+            .iter()
+            .take_while(|(e, _)| range.value_lte_max(e))
+            .cloned()
+            .collect()
     }
 }
 
