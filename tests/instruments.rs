@@ -11,13 +11,26 @@ use std::time::{Duration, Instant};
 
 /// The integer of a `:n` reply.
 fn int(reply: &[u8]) -> i64 {
-    assert_eq!(reply[0], b':', "not an integer: {:?}", String::from_utf8_lossy(reply));
-    std::str::from_utf8(&reply[1..reply.len() - 2]).unwrap().parse().unwrap()
+    assert_eq!(
+        reply[0],
+        b':',
+        "not an integer: {:?}",
+        String::from_utf8_lossy(reply)
+    );
+    std::str::from_utf8(&reply[1..reply.len() - 2])
+        .unwrap()
+        .parse()
+        .unwrap()
 }
 
 /// The payload of a `$n` bulk reply.
 fn bulk(reply: &[u8]) -> Vec<u8> {
-    assert_eq!(reply[0], b'$', "not a bulk: {:?}", String::from_utf8_lossy(reply));
+    assert_eq!(
+        reply[0],
+        b'$',
+        "not a bulk: {:?}",
+        String::from_utf8_lossy(reply)
+    );
     let nl = reply.iter().position(|&b| b == b'\n').unwrap();
     reply[nl + 1..reply.len() - 2].to_vec()
 }
@@ -37,7 +50,10 @@ fn debug_sleep_lands_in_slowlog_with_its_duration() {
     assert!(duration >= 50_000, "DEBUG SLEEP 0.05 logged {duration} us");
     let (_, args) = split_aggregate(&fields[3]).unwrap();
     let args: Vec<Vec<u8>> = args.iter().map(|a| bulk(a)).collect();
-    assert_eq!(args, vec![b"DEBUG".to_vec(), b"SLEEP".to_vec(), b"0.05".to_vec()]);
+    assert_eq!(
+        args,
+        vec![b"DEBUG".to_vec(), b"SLEEP".to_vec(), b"0.05".to_vec()]
+    );
     assert!(bulk(&fields[4]).starts_with(b"127.0.0.1:"));
     assert_eq!(int(&c.must(&["SLOWLOG", "LEN"])), 1);
 }
@@ -77,7 +93,11 @@ fn latency_monitor_records_a_command_event_for_a_slow_command() {
             assert!(int(&f[3]) >= 50, "max ms {}", int(&f[3]));
         }
     }
-    assert!(found, "no `command` event in {}", String::from_utf8_lossy(&reply));
+    assert!(
+        found,
+        "no `command` event in {}",
+        String::from_utf8_lossy(&reply)
+    );
     // Fast commands never make the `command` event move.
     let history = c.must(&["LATENCY", "HISTORY", "command"]);
     let (_, samples) = split_aggregate(&history).unwrap();
@@ -113,7 +133,12 @@ fn monitor_lines_have_redis_format_and_escaping() {
 fn a_monitor_that_stops_reading_is_disconnected_at_its_output_limit() {
     let srv = Server::start();
     let mut admin = Conn::connect(srv.port).unwrap();
-    admin.must(&["CONFIG", "SET", "client-output-buffer-limit", "normal 256kb 0 0"]);
+    admin.must(&[
+        "CONFIG",
+        "SET",
+        "client-output-buffer-limit",
+        "normal 256kb 0 0",
+    ]);
     let mut m = Conn::connect(srv.port).unwrap();
     m.must(&["MONITOR"]);
     // The monitor never reads again. Another client keeps working, and the
@@ -135,7 +160,9 @@ fn a_monitor_that_stops_reading_is_disconnected_at_its_output_limit() {
     }
     assert!(closed, "the monitor was never disconnected");
     assert_eq!(c.must(&["GET", "k"]).len(), big.len() + 9); // $1000\r\n...\r\n
-    assert!(srv.log_tail().contains("scheduled to be closed ASAP for overcoming of output buffer limits"));
+    assert!(srv
+        .log_tail()
+        .contains("scheduled to be closed ASAP for overcoming of output buffer limits"));
 }
 
 #[test]
@@ -152,7 +179,10 @@ fn client_pause_write_holds_writes_but_not_reads() {
     assert_eq!(b.must(&["SET", "k", "2"]), b"+OK\r\n");
     let write_wait = t.elapsed();
     // The write waited for the pause; the read did not have to.
-    assert!(write_wait >= Duration::from_millis(200), "write waited {write_wait:?}");
+    assert!(
+        write_wait >= Duration::from_millis(200),
+        "write waited {write_wait:?}"
+    );
     assert!(read_wait < write_wait);
     assert_eq!(b.must(&["GET", "k"]), b"$1\r\n2\r\n");
 }

@@ -201,7 +201,10 @@ mod tests {
         let lf = LazyFree::start().unwrap();
         let mut dict = Dict::new();
         for i in 0..1000 {
-            dict.insert(format!("k{i}").into_bytes().into_boxed_slice(), string_obj("v"));
+            dict.insert(
+                format!("k{i}").into_bytes().into_boxed_slice(),
+                string_obj("v"),
+            );
         }
         lf.free_database_async(dict, Dict::new());
         // The worker drains the queue; wait (bounded) for it.

@@ -46,7 +46,7 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
 
     // Sleep until the next time event, or not at all when some client still
     // has bytes waiting in its socket (see networking::read_query_from_client).
-    let mut timeout = if srv.clients_pending_read.is_empty() {
+    let mut timeout = if srv.clients_pending_read.is_empty() && !srv.clients_write_capped {
         next_cron.saturating_duration_since(Instant::now())
     } else {
         Duration::ZERO
@@ -115,6 +115,7 @@ fn before_sleep(srv: &mut Server) {
 /// handleClientsWithPendingWrites: write each queued client directly; only
 /// a client whose socket is full gets a writable handler (see networking).
 fn handle_clients_with_pending_writes(srv: &mut Server) {
+    srv.clients_write_capped = false;
     let pending: Vec<Token> = std::mem::take(&mut srv.clients_pending_write);
     for token in pending {
         let Some(mut c) = srv.clients.remove(&token) else {
@@ -140,7 +141,10 @@ fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => {
-                server_log(LogLevel::Warning, &format!("Accepting client connection: {e}"));
+                server_log(
+                    LogLevel::Warning,
+                    &format!("Accepting client connection: {e}"),
+                );
                 return;
             }
         };
@@ -158,7 +162,9 @@ fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
         // maxclients: refuse with Redis's error, written directly.
         if srv.clients.len() as u64 >= srv.config.maxclients {
             use std::io::Write;
-            let _ = c.stream.write_all(b"-ERR max number of clients reached\r\n");
+            let _ = c
+                .stream
+                .write_all(b"-ERR max number of clients reached\r\n");
             srv.stats.rejected_conn += 1;
             continue;
         }
@@ -167,7 +173,10 @@ fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
             .registry()
             .register(&mut c.stream, token, Interest::READABLE)
         {
-            server_log(LogLevel::Warning, &format!("Error registering fd event for the new client: {e}"));
+            server_log(
+                LogLevel::Warning,
+                &format!("Error registering fd event for the new client: {e}"),
+            );
             continue;
         }
         srv.stats.numconnections += 1;
@@ -234,7 +243,10 @@ pub fn free_client(srv: &mut Server, token: Token) {
         let _ = srv.poll.registry().deregister(&mut c.stream);
         srv.clients_pending_write.retain(|t| *t != token);
         srv.clients_pending_read.retain(|t| *t != token);
-        server_log(LogLevel::Verbose, &format!("Client closed: id={} addr={}", c.id, c.addr));
+        server_log(
+            LogLevel::Verbose,
+            &format!("Client closed: id={} addr={}", c.id, c.addr),
+        );
     }
 }
 

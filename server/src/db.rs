@@ -6,8 +6,9 @@
 //! spot), keyspace hits/misses, and the LRU clock of the object.
 //!
 //! Below the lookups come the key commands, in db.c's order: DEL/UNLINK
-//! (one loop, `del_generic_command`, with `db_delete` as the hook where lazy
-//! freeing will plug in), EXISTS/TYPE/TOUCH, KEYS/SCAN/RANDOMKEY/DBSIZE,
+//! (one loop, `del_generic_command`, freeing through `db_generic_delete`,
+//! where UNLINK hands big values to `bio_lazy_free`), EXISTS/TYPE/TOUCH,
+//! KEYS/SCAN/RANDOMKEY/DBSIZE,
 //! RENAME/COPY/MOVE and SELECT/SWAPDB/FLUSHDB/FLUSHALL.
 //!
 //! Who expires what, as in Redis 7.0 -- worth a breakpoint each:
@@ -44,10 +45,11 @@ pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     let start = std::time::Instant::now();
     let lazy = srv.config.lazyfree_lazy_expire;
-    db_delete(srv, dbid, key, lazy);
+    db_generic_delete(srv, dbid, key, lazy);
     let ms = start.elapsed().as_millis() as u64;
     let threshold = srv.config.latency_monitor_threshold;
-    srv.latency.add_sample_if_needed(threshold, "expire-del", ms);
+    srv.latency
+        .add_sample_if_needed(threshold, "expire-del", ms);
     srv.stats.expiredkeys += 1;
 }
 
@@ -171,7 +173,7 @@ pub fn lookup_key_read_notouch<'a>(
 /// dbGenericDelete: remove `key` from the keyspace (and its TTL). Returns
 /// whether the key existed. `lazy` is the DEL / UNLINK difference; the key
 /// and its dict entry are always freed synchronously.
-pub fn db_delete(srv: &mut Server, dbid: usize, key: &[u8], lazy: bool) -> bool {
+pub fn db_generic_delete(srv: &mut Server, dbid: usize, key: &[u8], lazy: bool) -> bool {
     let Some(val) = srv.dbs[dbid].delete(key) else {
         return false;
     };
@@ -181,6 +183,14 @@ pub fn db_delete(srv: &mut Server, dbid: usize, key: &[u8], lazy: bool) -> bool 
     // is a million deallocations while every other client waits.
     free_object(srv, val, lazy);
     true
+}
+
+/// dbDelete: an implicit delete done by a command (RENAME's target, a
+/// *STORE destination, a collection that became empty): freed lazily when
+/// `lazyfree-lazy-server-del` is on, as Redis does.
+pub fn db_delete(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
+    let lazy = srv.config.lazyfree_lazy_server_del;
+    db_generic_delete(srv, dbid, key, lazy)
 }
 
 /// getIntFromObjectOrReply with no custom message: a long long that must
@@ -214,7 +224,7 @@ pub fn del_generic_command(srv: &mut Server, c: &mut Client, lazy: bool) {
     let mut numdel = 0;
     for key in &c.argv[1..] {
         expire_if_needed(srv, dbid, key);
-        if db_delete(srv, dbid, key, lazy) {
+        if db_generic_delete(srv, dbid, key, lazy) {
             signal_modified_key(srv, dbid, key);
             srv.dirty += 1;
             numdel += 1;
@@ -492,7 +502,7 @@ fn rename_generic_command(srv: &mut Server, c: &mut Client, nx: bool) {
             return;
         }
         // Overwrite: the old destination value is deleted first.
-        db_delete(srv, dbid, &dst, false);
+        db_delete(srv, dbid, &dst);
     }
     // The value object moves as is (same LRU); the TTL moves with it.
     let Some(val) = srv.dbs[dbid].delete(&src) else {
@@ -556,7 +566,7 @@ pub fn copy_command(srv: &mut Server, c: &mut Client) {
         if !replace {
             return c.add_reply_integer(0);
         }
-        db_delete(srv, dstid, &dst, false);
+        db_delete(srv, dstid, &dst);
     }
     db_add(srv, dstid, &dst, newobj);
     if let Some(when) = expire {
@@ -571,9 +581,13 @@ pub fn dup_object(o: &RObj, lru: u32) -> RObj {
     let value = match &o.value {
         storage::object::Value::Str(s) => storage::object::Value::Str(s.clone()),
         storage::object::Value::List(ql) => crate::t_list::list_dup(ql),
-        storage::object::Value::Set(s) => storage::object::Value::Set(storage::t_set::set_type_dup(s)),
+        storage::object::Value::Set(s) => {
+            storage::object::Value::Set(storage::t_set::set_type_dup(s))
+        }
         storage::object::Value::ZSet(z) => storage::object::Value::ZSet(z.dup()),
-        storage::object::Value::Hash(h) => storage::object::Value::Hash(storage::t_hash::hash_type_dup(h)),
+        storage::object::Value::Hash(h) => {
+            storage::object::Value::Hash(storage::t_hash::hash_type_dup(h))
+        }
     };
     RObj::new(value, lru)
 }

@@ -49,7 +49,9 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
         (b"htstats-key", 3) => debug_htstats_key(srv, c),
         (b"quicklist-packed-threshold", 3) => {
             // Elements this large or larger get a PLAIN quicklist node.
-            let sz = std::str::from_utf8(c.arg(2)).ok().and_then(crate::config::memtoull);
+            let sz = std::str::from_utf8(c.arg(2))
+                .ok()
+                .and_then(crate::config::memtoull);
             match sz {
                 Some(sz) if storage::quicklist::set_packed_threshold(sz) => c.add_reply_ok(),
                 _ => c.add_reply_error(
@@ -415,7 +417,10 @@ pub fn rdb_saved_object_len(o: &RObj) -> usize {
         // then field, value, field, value ...
         Value::Hash(storage::t_hash::HashValue::Listpack(lp)) => rdb_raw_string_len(lp.as_bytes()),
         Value::Hash(storage::t_hash::HashValue::Hashtable(d)) => {
-            rdb_len_len(d.len()) + d.iter().map(|(f, v)| rdb_raw_string_len(f) + rdb_raw_string_len(v)).sum::<usize>()
+            rdb_len_len(d.len())
+                + d.iter()
+                    .map(|(f, v)| rdb_raw_string_len(f) + rdb_raw_string_len(v))
+                    .sum::<usize>()
         }
     }
 }

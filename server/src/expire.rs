@@ -13,10 +13,10 @@
 //! DEL). Keys whose TTL passes later are removed lazily by
 //! `db::expire_if_needed` on their next lookup, or by the active cycle.
 
-use storage::expire::{CycleType, ExpireCycleConfig, SystemClock};
 use crate::db;
 use crate::networking::Client;
 use crate::server::Server;
+use storage::expire::{CycleType, ExpireCycleConfig, SystemClock};
 
 // Option flags of EXPIRE and friends (expire.c EXPIRE_*).
 /// Set only if the key has no TTL.
@@ -277,10 +277,7 @@ pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
     );
     srv.stats.expiredkeys += expired_keys;
     if report.ran {
-        srv.latency.add_sample_if_needed(
-            threshold,
-            "expire-cycle",
-            report.elapsed_us / 1000,
-        );
+        srv.latency
+            .add_sample_if_needed(threshold, "expire-cycle", report.elapsed_us / 1000);
     }
 }

@@ -53,7 +53,10 @@ pub fn run(args: &[String]) -> i32 {
             return 1;
         }
     }
-    server_log(LogLevel::Warning, "oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo");
+    server_log(
+        LogLevel::Warning,
+        "oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
+    );
     server_log(
         LogLevel::Warning,
         &format!(
@@ -65,7 +68,10 @@ pub fn run(args: &[String]) -> i32 {
     let mut srv = match server::Server::new(config) {
         Ok(s) => s,
         Err(e) => {
-            server_log(LogLevel::Warning, &format!("Failed creating the event loop. Error message: '{e}'"));
+            server_log(
+                LogLevel::Warning,
+                &format!("Failed creating the event loop. Error message: '{e}'"),
+            );
             return 1;
         }
     };
@@ -114,7 +120,10 @@ pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
                 srv.listeners.push(l);
             }
             Err(e) if optional => {
-                server_log(LogLevel::Verbose, &format!("Skipping optional bind {addr}: {e}"));
+                server_log(
+                    LogLevel::Verbose,
+                    &format!("Skipping optional bind {addr}: {e}"),
+                );
             }
             Err(e) => {
                 return Err(format!(
@@ -144,15 +153,31 @@ fn ipv6_only_listener(addr: std::net::SocketAddr) -> std::io::Result<std::net::T
     use std::os::fd::FromRawFd;
     // SAFETY: plain socket calls on a descriptor we own; errors are checked.
     unsafe {
-        let fd = libc::socket(libc::AF_INET6, libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, 0);
+        let fd = libc::socket(
+            libc::AF_INET6,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        );
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
         let listener = std::net::TcpListener::from_raw_fd(fd);
         let one: libc::c_int = 1;
         let sz = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one as *const _ as *const libc::c_void, sz);
-        libc::setsockopt(fd, libc::IPPROTO_IPV6, libc::IPV6_V6ONLY, &one as *const _ as *const libc::c_void, sz);
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            &one as *const _ as *const libc::c_void,
+            sz,
+        );
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_IPV6,
+            libc::IPV6_V6ONLY,
+            &one as *const _ as *const libc::c_void,
+            sz,
+        );
         let std::net::SocketAddr::V6(v6) = addr else {
             return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
         };
@@ -160,7 +185,12 @@ fn ipv6_only_listener(addr: std::net::SocketAddr) -> std::io::Result<std::net::T
         sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
         sa.sin6_port = v6.port().to_be();
         sa.sin6_addr.s6_addr = v6.ip().octets();
-        if libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t) < 0 {
+        if libc::bind(
+            fd,
+            &sa as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+        ) < 0
+        {
             return Err(std::io::Error::last_os_error());
         }
         if libc::listen(fd, 511) < 0 {

@@ -120,7 +120,10 @@ mod tests {
     fn monitor_line_matches_redis_format() {
         let argv = vec![Bytes::from_static(b"keys"), Bytes::from_static(b"*")];
         let line = format_monitor_line(1339518083107412, 0, "127.0.0.1:60866", &argv);
-        assert_eq!(&line[..], b"+1339518083.107412 [0 127.0.0.1:60866] \"keys\" \"*\"\r\n");
+        assert_eq!(
+            &line[..],
+            b"+1339518083.107412 [0 127.0.0.1:60866] \"keys\" \"*\"\r\n"
+        );
     }
 
     #[test]

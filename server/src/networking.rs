@@ -360,14 +360,24 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
 /// One read(2) of at most `len` bytes appended to `buf`, like Redis's
 /// connRead into the free space of its sds query buffer: the bytes land in
 /// the buffer's spare capacity, without zero-filling it first.
-fn read_into_spare_capacity(stream: &mut TcpStream, buf: &mut BytesMut, len: usize) -> io::Result<usize> {
+fn read_into_spare_capacity(
+    stream: &mut TcpStream,
+    buf: &mut BytesMut,
+    len: usize,
+) -> io::Result<usize> {
     use std::os::fd::AsRawFd;
     let spare = buf.spare_capacity_mut();
     let len = len.min(spare.len());
     // SAFETY: read(2) writes at most `len` bytes into memory we own (the
     // spare capacity), and only the `n` bytes it reports are then marked
     // initialised by set_len.
-    let n = unsafe { libc::read(stream.as_raw_fd(), spare.as_mut_ptr() as *mut libc::c_void, len) };
+    let n = unsafe {
+        libc::read(
+            stream.as_raw_fd(),
+            spare.as_mut_ptr() as *mut libc::c_void,
+            len,
+        )
+    };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -431,6 +441,7 @@ pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
 /// Returns Err only when the connection is broken.
 pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     let mut written = 0usize;
+    let mut socket_full = false;
     let cap = if c.has_flag(CLIENT_MONITOR) {
         usize::MAX
     } else {
@@ -444,7 +455,10 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
                 let _ = c.reply.split_to(n);
                 written += n;
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                socket_full = true;
+                break;
+            }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         }
@@ -469,15 +483,24 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
         if c.has_flag(CLIENT_CLOSE_AFTER_REPLY) {
             c.flags |= CLIENT_CLOSE_ASAP;
         }
-    } else if !c.has_flag(CLIENT_WRITE_INTEREST) {
-        // The socket is full (or we hit the per-pass cap): let the poller
-        // tell us when it can take more (Redis installs a write handler).
-        srv.poll.registry().reregister(
-            &mut c.stream,
-            c.token,
-            Interest::READABLE | Interest::WRITABLE,
-        )?;
-        c.flags |= CLIENT_WRITE_INTEREST;
+    } else if socket_full {
+        // The kernel's buffer is full: let the poller tell us when it can
+        // take more (Redis installs a write handler).
+        if !c.has_flag(CLIENT_WRITE_INTEREST) {
+            srv.poll.registry().reregister(
+                &mut c.stream,
+                c.token,
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
+            c.flags |= CLIENT_WRITE_INTEREST;
+        }
+    } else {
+        // We stopped at the 64 KB per-pass cap with the socket still
+        // writable. Redis's level-triggered write handler would fire on the
+        // very next pass; here the client stays queued and the loop does
+        // not sleep (`clients_write_capped`), so others get their turn in
+        // between and the big reply keeps flowing.
+        srv.clients_write_capped = true;
     }
     Ok(())
 }

@@ -13,22 +13,22 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use lazyfree::LazyFree;
 use mio::net::TcpListener;
 use mio::{Poll, Token};
-use lazyfree::LazyFree;
 use storage::db::Db;
-use storage::expire::{CycleType, ExpireCycleState};
 use storage::dict::Dict;
+use storage::expire::{CycleType, ExpireCycleState};
 
 use crate::commands::{
     CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_MAY_REPLICATE, CMD_NO_AUTH, CMD_PROTECTED,
-    CMD_READONLY, CMD_WRITE, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG,
+    CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG, CMD_WRITE,
 };
-use crate::latency::LatencyMonitor;
-use crate::slowlog::{self, Slowlog};
-use crate::monitor;
 use crate::config::{Config, ProtectedAction};
+use crate::latency::LatencyMonitor;
 use crate::log::{server_log, LogLevel};
+use crate::monitor;
+use crate::slowlog::{self, Slowlog};
 use bytes::BytesMut;
 
 use crate::networking::{
@@ -122,6 +122,9 @@ pub struct Server {
     pub clients_pending_write: Vec<Token>,
     /// Clients whose socket may still hold unread bytes (see networking.rs).
     pub clients_pending_read: Vec<Token>,
+    /// A client stopped at the per-pass write cap with more to send: the
+    /// next poll must not sleep (see networking::write_to_client).
+    pub clients_write_capped: bool,
     /// Clients to close at the next before_sleep (freeClientAsync).
     pub clients_to_close: Vec<Token>,
     pub stats: Stats,
@@ -207,6 +210,7 @@ impl Server {
             next_client_id: 1,
             clients_pending_write: Vec::new(),
             clients_pending_read: Vec::new(),
+            clients_write_capped: false,
             clients_to_close: Vec::new(),
             stats: Stats::default(),
             slowlog: Slowlog::default(),
@@ -287,7 +291,14 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
             let mut msg = b"ERR unknown subcommand '".to_vec();
             msg.extend_from_slice(c_str_prefix(c.arg(1), 128));
             msg.extend_from_slice(b"'. Try ");
-            msg.extend_from_slice(srv.commands.get(container).spec.name.to_uppercase().as_bytes());
+            msg.extend_from_slice(
+                srv.commands
+                    .get(container)
+                    .spec
+                    .name
+                    .to_uppercase()
+                    .as_bytes(),
+            );
             msg.extend_from_slice(b" HELP.");
             reject_command(srv, c, Some(container), &msg);
             return;
@@ -306,7 +317,9 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
-    if cmd.spec.flags & CMD_PROTECTED != 0 && !allow_protected_action(srv.config.enable_debug_command, c) {
+    if cmd.spec.flags & CMD_PROTECTED != 0
+        && !allow_protected_action(srv.config.enable_debug_command, c)
+    {
         reject_command(
             srv,
             c,
@@ -327,7 +340,12 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // not touch the keyspace (so they cannot dodge CLIENT PAUSE).
     let flags = srv.commands.get(id).spec.flags;
     if c.has_flag(CLIENT_MONITOR) && flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE) != 0 {
-        reject_command(srv, c, Some(id), b"ERR Replica can't interact with the keyspace");
+        reject_command(
+            srv,
+            c,
+            Some(id),
+            b"ERR Replica can't interact with the keyspace",
+        );
         return;
     }
 
@@ -362,9 +380,7 @@ pub fn allow_protected_action(setting: ProtectedAction, c: &Client) -> bool {
     match setting {
         ProtectedAction::Yes => true,
         ProtectedAction::No => false,
-        ProtectedAction::Local => {
-            c.addr.starts_with("127.") || c.addr.starts_with("[::1]")
-        }
+        ProtectedAction::Local => c.addr.starts_with("127.") || c.addr.starts_with("[::1]"),
     }
 }
 
@@ -530,7 +546,8 @@ pub fn server_cron(srv: &mut Server) {
     if run_with_period(srv, 100) {
         srv.inst_ops.track(srv.stats.numcommands, now_ms);
         srv.inst_net_input.track(srv.stats.net_input_bytes, now_ms);
-        srv.inst_net_output.track(srv.stats.net_output_bytes, now_ms);
+        srv.inst_net_output
+            .track(srv.stats.net_output_bytes, now_ms);
     }
 
     let mem = crate::memory::used_memory();

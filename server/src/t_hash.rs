@@ -315,7 +315,7 @@ pub fn hdel_command(srv: &mut Server, c: &mut Client) {
         }
     }
     if keyremoved {
-        db_delete(srv, c.db, &argv[1], srv.config.lazyfree_lazy_server_del);
+        db_delete(srv, c.db, &argv[1]);
     }
     if deleted > 0 {
         signal_modified_key(srv, c.db, &argv[1]);

@@ -132,7 +132,7 @@ fn list_mut<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut 
 /// change and count `count` changes.
 fn list_elements_removed(srv: &mut Server, dbid: usize, key: &[u8], count: usize) {
     if list_mut(srv, dbid, key).is_some_and(|ql| ql.is_empty()) {
-        db::db_delete(srv, dbid, key, false);
+        db::db_delete(srv, dbid, key);
     }
     db::signal_modified_key(srv, dbid, key);
     srv.dirty += count as u64;

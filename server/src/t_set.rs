@@ -176,7 +176,7 @@ pub fn srem_command(srv: &mut Server, c: &mut Client) {
         }
     }
     if now_empty {
-        db_delete(srv, dbid, &key, false);
+        db_delete(srv, dbid, &key);
     }
     if deleted > 0 {
         signal_modified_key(srv, dbid, &key);
@@ -215,7 +215,7 @@ pub fn smove_command(srv: &mut Server, c: &mut Client) {
         return c.add_reply_integer(0);
     }
     if set_type_size(srcset) == 0 {
-        db_delete(srv, dbid, &src, false);
+        db_delete(srv, dbid, &src);
     }
     if !dst_exists {
         let obj = new_object(srv, Value::Set(set_type_create(&ele)));
@@ -306,7 +306,7 @@ pub fn spop_command(srv: &mut Server, c: &mut Client) {
     let now_empty = set_type_size(set) == 0;
     c.add_reply_bulk(&ele);
     if now_empty {
-        db_delete(srv, dbid, &key, false);
+        db_delete(srv, dbid, &key);
     }
     signal_modified_key(srv, dbid, &key);
     srv.dirty += 1;
@@ -342,7 +342,7 @@ fn spop_with_count_command(srv: &mut Server, c: &mut Client) {
     if count >= size {
         let whole = sunion_diff(&[Some(&*set)], SetOp::Union, max);
         add_reply_set_members(c, &whole);
-        db_delete(srv, dbid, &key, false);
+        db_delete(srv, dbid, &key);
         signal_modified_key(srv, dbid, &key);
         srv.dirty += 1;
         return;
@@ -567,7 +567,7 @@ fn sinter_generic_command(
     // A missing key is an empty set, and so is the intersection.
     if missing {
         if let Some(dst) = dstkey {
-            if db_delete(srv, dbid, &dst, false) {
+            if db_delete(srv, dbid, &dst) {
                 signal_modified_key(srv, dbid, &dst);
                 srv.dirty += 1;
             }
@@ -621,7 +621,7 @@ fn store_result(srv: &mut Server, c: &mut Client, dbid: usize, dst: &[u8], resul
         let obj = new_object(srv, Value::Set(result));
         set_key(srv, dbid, dst, obj, false);
         srv.dirty += 1;
-    } else if db_delete(srv, dbid, dst, false) {
+    } else if db_delete(srv, dbid, dst) {
         signal_modified_key(srv, dbid, dst);
         srv.dirty += 1;
     }

@@ -15,8 +15,8 @@ use protocol::Resp;
 use storage::object::{RObj, Value};
 use storage::skiplist::{ZLexRangeSpec, ZRangeSpec};
 use storage::t_zset::{
-    zset_from_pairs, zset_type_create, zsl_parse_lex_range, zsl_parse_range, Aggregate, ZAddFlags,
-    ZAddOut, ZSetLimits, ZSetValue,
+    zset_from_pairs, zset_from_range, zset_type_create, zsl_parse_lex_range, zsl_parse_range,
+    Aggregate, ZAddFlags, ZAddOut, ZSetLimits, ZSetValue,
 };
 use storage::util::{string2d, string2ll};
 
@@ -75,7 +75,7 @@ fn zset_of<'a>(o: Option<&'a mut RObj>, c: &mut Client) -> Result<Option<&'a mut
 fn delete_if_empty(srv: &mut Server, dbid: usize, key: &[u8]) {
     let empty = matches!(srv.dbs[dbid].dict.get(key), Some(RObj { value: Value::ZSet(z), .. }) if z.is_empty());
     if empty {
-        db_delete(srv, dbid, key, false);
+        db_delete(srv, dbid, key);
     }
     signal_modified_key(srv, dbid, key);
 }
@@ -130,47 +130,12 @@ pub fn zincrby_command(srv: &mut Server, c: &mut Client) {
 }
 
 // redis: t_zset.c zaddGenericCommand
-fn zadd_generic_command(srv: &mut Server, c: &mut Client, mut flags: ZAddFlags) {
-    // Step 1: the options before the first score.
-    let mut ch = false;
-    let mut scoreidx = 2;
-    while scoreidx < c.argc() {
-        let opt = c.arg(scoreidx).to_ascii_lowercase();
-        match opt.as_slice() {
-            b"nx" => flags.nx = true,
-            b"xx" => flags.xx = true,
-            b"ch" => ch = true,
-            b"incr" => flags.incr = true,
-            b"gt" => flags.gt = true,
-            b"lt" => flags.lt = true,
-            _ => break,
-        }
-        scoreidx += 1;
-    }
-    let elements = c.argc() - scoreidx;
-    if !elements.is_multiple_of(2) || elements == 0 {
-        return c.add_reply_syntax_error();
-    }
-    let elements = elements / 2;
-    if flags.nx && flags.xx {
-        return c.add_reply_error("ERR XX and NX options at the same time are not compatible");
-    }
-    // Redis spells it out as (gt && nx) || (lt && nx) || (gt && lt).
-    if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
-        return c
-            .add_reply_error("ERR GT, LT, and/or NX options at the same time are not compatible");
-    }
-    if flags.incr && elements > 1 {
-        return c.add_reply_error("ERR INCR option supports a single increment-element pair");
-    }
-    // Step 2: every score parses before anything is touched.
-    let mut scores = Vec::with_capacity(elements);
-    for j in 0..elements {
-        match string2d(c.arg(scoreidx + j * 2)) {
-            Some(s) => scores.push(s),
-            None => return c.add_reply_error(ERR_NOT_FLOAT),
-        }
-    }
+fn zadd_generic_command(srv: &mut Server, c: &mut Client, flags: ZAddFlags) {
+    // Steps 1-2: options, their conflicts, then every score.
+    let (flags, ch, scoreidx, scores) = match parse_zadd_args(c, flags) {
+        Ok(parsed) => parsed,
+        Err(e) => return c.add_reply_error(e),
+    };
     // Step 3: lookup, create if needed (unless XX), add one by one.
     let (key, dbid, lim) = (c.argv[1].clone(), c.db, limits(srv));
     let Ok(found) = zset_write(srv, c, &key) else {
@@ -213,6 +178,49 @@ fn zadd_generic_command(srv: &mut Server, c: &mut Client, mut flags: ZAddFlags) 
         signal_modified_key(srv, dbid, &key);
     }
     srv.dirty += added + updated;
+}
+
+/// Steps 1-2 of zaddGenericCommand: the options before the first score
+/// (in any order), their conflicts, then every score parsed before anything
+/// is touched. Returns the flags, CH, the index of the first score and the
+/// scores.
+fn parse_zadd_args(
+    c: &Client,
+    mut flags: ZAddFlags,
+) -> Result<(ZAddFlags, bool, usize, Vec<f64>), &'static str> {
+    let mut ch = false;
+    let mut scoreidx = 2;
+    while scoreidx < c.argc() {
+        match c.arg(scoreidx).to_ascii_lowercase().as_slice() {
+            b"nx" => flags.nx = true,
+            b"xx" => flags.xx = true,
+            b"ch" => ch = true,
+            b"incr" => flags.incr = true,
+            b"gt" => flags.gt = true,
+            b"lt" => flags.lt = true,
+            _ => break,
+        }
+        scoreidx += 1;
+    }
+    let elements = c.argc() - scoreidx;
+    if !elements.is_multiple_of(2) || elements == 0 {
+        return Err("ERR syntax error");
+    }
+    let elements = elements / 2;
+    if flags.nx && flags.xx {
+        return Err("ERR XX and NX options at the same time are not compatible");
+    }
+    // Redis spells it out as (gt && nx) || (lt && nx) || (gt && lt).
+    if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
+        return Err("ERR GT, LT, and/or NX options at the same time are not compatible");
+    }
+    if flags.incr && elements > 1 {
+        return Err("ERR INCR option supports a single increment-element pair");
+    }
+    let scores = (0..elements)
+        .map(|j| string2d(c.arg(scoreidx + j * 2)).ok_or(ERR_NOT_FLOAT))
+        .collect::<Result<Vec<f64>, _>>()?;
+    Ok((flags, ch, scoreidx, scores))
 }
 
 /// The last part of zaddGenericCommand: INCR replies the new score (nil
@@ -502,7 +510,9 @@ fn zrange_generic_command(
     };
     if store {
         let dst = c.argv[1].clone();
-        return zstore_result(srv, c, &dst, &pairs);
+        // Only a rank range knows its length before the walk.
+        let hint = (o.rtype == RangeType::Rank).then_some(pairs.len());
+        return zstore_result(srv, c, &dst, &pairs, Some(hint));
     }
     reply_pairs(c, &pairs, o.withscores);
 }
@@ -526,18 +536,29 @@ fn zrange_collect(z: &ZSetValue, range: &Range, o: &ZRangeOpts) -> Vec<(Vec<u8>,
 
 /// Store a result set at `dst` (or delete `dst` if empty) and reply its
 /// size: zrangeResultFinalizeStore and the STORE branch of
-/// zunionInterDiffGenericCommand.
-fn zstore_result(srv: &mut Server, c: &mut Client, dst: &[u8], pairs: &[(Vec<u8>, f64)]) {
+/// zunionInterDiffGenericCommand. `range_hint` is Some for ZRANGESTORE
+/// (built member by member like Redis), None for the set operations
+/// (built whole, then shrunk if it fits).
+fn zstore_result(
+    srv: &mut Server,
+    c: &mut Client,
+    dst: &[u8],
+    pairs: &[(Vec<u8>, f64)],
+    range_hint: Option<Option<usize>>,
+) {
     let dbid = c.db;
     if pairs.is_empty() {
         c.add_reply_integer(0);
-        if db_delete(srv, dbid, dst, false) {
+        if db_delete(srv, dbid, dst) {
             signal_modified_key(srv, dbid, dst);
             srv.dirty += 1;
         }
         return;
     }
-    let zv = zset_from_pairs(&limits(srv), pairs);
+    let zv = match range_hint {
+        Some(hint) => zset_from_range(&limits(srv), pairs, hint),
+        None => zset_from_pairs(&limits(srv), pairs),
+    };
     let len = zv.len();
     let obj = crate::db::new_object(srv, Value::ZSet(zv));
     set_key(srv, dbid, dst, obj, false);
@@ -981,7 +1002,7 @@ fn zunion_inter_diff_generic_command(
     };
     let result = zset_setop(&srcs, &opts, op, card_only);
     if let Some(dst) = dst {
-        return zstore_result(srv, c, &dst, &result);
+        return zstore_result(srv, c, &dst, &result, None);
     }
     if card_only {
         return c.add_reply_integer(result.len() as i64);
@@ -1092,12 +1113,17 @@ fn zset_setop(
             v
         }
     };
+    // Redis sorts the inputs smallest first (a stable sort, glibc's
+    // mergesort qsort) for UNION and INTER; the order matters for float
+    // sums and for which of -0 / 0 survives.
+    let mut order: Vec<usize> = (0..srcs.len()).collect();
+    order.sort_by_key(|&i| srcs[i].len());
     let mut out: Vec<(Vec<u8>, f64)> = Vec::new();
     match op {
         SetOp::Union => {
             let mut acc: HashMap<&[u8], f64> = HashMap::new();
-            for (i, src) in srcs.iter().enumerate() {
-                for (e, s) in src {
+            for &i in &order {
+                for (e, s) in &srcs[i] {
                     let v = weighted(i, *s);
                     acc.entry(e)
                         .and_modify(|t| aggregate(t, v, o.aggregate))
@@ -1108,8 +1134,6 @@ fn zset_setop(
         }
         SetOp::Inter => {
             // Walk the smallest input, probe the others (sorted by size).
-            let mut order: Vec<usize> = (0..srcs.len()).collect();
-            order.sort_by_key(|&i| srcs[i].len());
             let maps: Vec<HashMap<&[u8], f64>> = srcs
                 .iter()
                 .map(|s| s.iter().map(|(e, v)| (e.as_slice(), *v)).collect())
@@ -1156,6 +1180,30 @@ fn zset_setop(
 
 // ---------------------------------------------------------------- ZSCAN
 
+/// scanGenericCommand's option loop for ZSCAN: MATCH / COUNT in any order,
+/// the last of each winning (TYPE belongs to SCAN only: a syntax error).
+fn parse_zscan_options(c: &Client) -> Result<(i64, Option<Bytes>), &'static str> {
+    let (mut count, mut pattern) = (10, None);
+    let mut i = 3;
+    while i < c.argc() {
+        let has_value = i + 1 < c.argc();
+        if c.arg(i).eq_ignore_ascii_case(b"count") && has_value {
+            match string2ll(c.arg(i + 1)) {
+                None => return Err(ERR_NOT_INT),
+                Some(n) if n < 1 => return Err("ERR syntax error"),
+                Some(n) => count = n,
+            }
+        } else if c.arg(i).eq_ignore_ascii_case(b"match") && has_value {
+            let p = c.argv[i + 1].clone();
+            pattern = if &p[..] == b"*" { None } else { Some(p) };
+        } else {
+            return Err("ERR syntax error");
+        }
+        i += 2;
+    }
+    Ok((count, pattern))
+}
+
 /// ZSCAN key cursor [MATCH pattern] [COUNT count]
 // redis: db.c zscanCommand / scanGenericCommand
 pub fn zscan_command(srv: &mut Server, c: &mut Client) {
@@ -1171,25 +1219,10 @@ pub fn zscan_command(srv: &mut Server, c: &mut Client) {
         c.add_reply_bulk(b"0");
         return c.add_reply_array_len(0);
     };
-    // MATCH / COUNT (TYPE is SCAN's only).
-    let (mut count, mut pattern): (i64, Option<Bytes>) = (10, None);
-    let mut i = 3;
-    while i < c.argc() {
-        let has_value = i + 1 < c.argc();
-        if c.arg(i).eq_ignore_ascii_case(b"count") && has_value {
-            match string2ll(c.arg(i + 1)) {
-                None => return c.add_reply_error(ERR_NOT_INT),
-                Some(n) if n < 1 => return c.add_reply_syntax_error(),
-                Some(n) => count = n,
-            }
-        } else if c.arg(i).eq_ignore_ascii_case(b"match") && has_value {
-            let p = c.argv[i + 1].clone();
-            pattern = if &p[..] == b"*" { None } else { Some(p) };
-        } else {
-            return c.add_reply_syntax_error();
-        }
-        i += 2;
-    }
+    let (count, pattern) = match parse_zscan_options(c) {
+        Ok(o) => o,
+        Err(e) => return c.add_reply_error(e),
+    };
     // A listpack set is returned whole in one call; a skiplist one is
     // walked with the dict's reverse-binary cursor.
     let mut items: Vec<(Vec<u8>, f64)> = Vec::new();
@@ -1289,5 +1322,72 @@ pub fn zset_rdb_len(
                     .map(|(e, _)| raw_string_len(e) + 8)
                     .sum::<usize>()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storage::t_zset::ZConvCheck;
+
+    const LIMITS: ZSetLimits = ZSetLimits {
+        max_listpack_entries: 128,
+        max_listpack_value: 64,
+    };
+
+    #[test]
+    fn sanitize_ranks_clamps_like_redis() {
+        assert_eq!(sanitize_ranks(0, -1, 5), Some((0, 4)));
+        assert_eq!(sanitize_ranks(-100, 100, 5), Some((0, 4)));
+        assert_eq!(sanitize_ranks(3, 1, 5), None);
+        assert_eq!(sanitize_ranks(5, 10, 5), None);
+        assert_eq!(sanitize_ranks(i64::MIN, i64::MAX, 5), Some((0, 4)));
+    }
+
+    #[test]
+    fn zset_digest_does_not_depend_on_encoding() {
+        let pairs: Vec<_> = (0..10)
+            .map(|i| (format!("m{i}").into_bytes(), i as f64 / 3.0))
+            .collect();
+        let lp = zset_from_pairs(&LIMITS, &pairs);
+        let mut sk = zset_from_pairs(&LIMITS, &pairs);
+        storage::t_zset::zset_type_convert(
+            &mut sk,
+            &LIMITS,
+            ZConvCheck::Create {
+                first_ele_len: 1000,
+            },
+        );
+        assert_eq!(
+            (lp.encoding_name(), sk.encoding_name()),
+            ("listpack", "skiplist")
+        );
+        let (mut d1, mut d2) = ([0u8; 20], [0u8; 20]);
+        zset_digest(&mut d1, &lp);
+        zset_digest(&mut d2, &sk);
+        assert_eq!(d1, d2);
+    }
+
+    #[test]
+    fn setop_union_sums_and_turns_inf_minus_inf_into_zero() {
+        let srcs = vec![
+            vec![(b"a".to_vec(), f64::INFINITY), (b"b".to_vec(), 1.0)],
+            vec![(b"a".to_vec(), f64::NEG_INFINITY), (b"c".to_vec(), 0.5)],
+        ];
+        let o = SetOpOpts {
+            weights: vec![1.0, 1.0],
+            aggregate: Aggregate::Sum,
+            withscores: true,
+            limit: 0,
+        };
+        let out = zset_setop(&srcs, &o, SetOp::Union, false);
+        assert_eq!(
+            out,
+            vec![
+                (b"a".to_vec(), 0.0),
+                (b"c".to_vec(), 0.5),
+                (b"b".to_vec(), 1.0)
+            ]
+        );
     }
 }

@@ -116,8 +116,10 @@ impl CycleParams {
     pub fn for_effort(effort: u64) -> CycleParams {
         let k = effort.clamp(1, 10) - 1; // rescale 1..10 to 0..9
         CycleParams {
-            keys_per_loop: ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP + ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP / 4 * k,
-            fast_duration_us: ACTIVE_EXPIRE_CYCLE_FAST_DURATION + ACTIVE_EXPIRE_CYCLE_FAST_DURATION / 4 * k,
+            keys_per_loop: ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP
+                + ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP / 4 * k,
+            fast_duration_us: ACTIVE_EXPIRE_CYCLE_FAST_DURATION
+                + ACTIVE_EXPIRE_CYCLE_FAST_DURATION / 4 * k,
             slow_time_perc: ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC + 2 * k,
             acceptable_stale: ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE - k,
         }
@@ -209,8 +211,8 @@ pub fn active_expire_cycle(
                 }
             }
             // Another round while nothing was sampled or the db looks stale.
-            let again = round_sampled == 0
-                || round_expired * 100 / round_sampled > p.acceptable_stale;
+            let again =
+                round_sampled == 0 || round_expired * 100 / round_sampled > p.acceptable_stale;
             if !again {
                 break;
             }
@@ -335,18 +337,44 @@ mod tests {
     #[test]
     fn effort_scales_like_redis() {
         let p1 = CycleParams::for_effort(1);
-        assert_eq!((p1.keys_per_loop, p1.fast_duration_us, p1.slow_time_perc, p1.acceptable_stale), (20, 1000, 25, 10));
+        assert_eq!(
+            (
+                p1.keys_per_loop,
+                p1.fast_duration_us,
+                p1.slow_time_perc,
+                p1.acceptable_stale
+            ),
+            (20, 1000, 25, 10)
+        );
         let p10 = CycleParams::for_effort(10);
-        assert_eq!((p10.keys_per_loop, p10.fast_duration_us, p10.slow_time_perc, p10.acceptable_stale), (65, 3250, 43, 1));
+        assert_eq!(
+            (
+                p10.keys_per_loop,
+                p10.fast_duration_us,
+                p10.slow_time_perc,
+                p10.acceptable_stale
+            ),
+            (65, 3250, 43, 1)
+        );
     }
 
     #[test]
     fn slow_cycle_deletes_expired_keys_without_any_access() {
         let mut dbs = vec![db_with_volatile_keys(1000, 1_000)];
-        let clock = FakeClock { now_us: Cell::new(2_000_000), step_us: 1 };
+        let clock = FakeClock {
+            now_us: Cell::new(2_000_000),
+            step_us: 1,
+        };
         let mut state = ExpireCycleState::default();
         let mut freed = 0;
-        let report = active_expire_cycle(&mut dbs, &mut state, CycleType::Slow, cfg(), &clock, &mut |_, _, _| freed += 1);
+        let report = active_expire_cycle(
+            &mut dbs,
+            &mut state,
+            CycleType::Slow,
+            cfg(),
+            &clock,
+            &mut |_, _, _| freed += 1,
+        );
         // All stale: rounds repeat (1 us per clock read is far below the
         // 25 ms budget) until the table is under 1% full, then wait for
         // cron to shrink it, as Redis does.
@@ -360,7 +388,14 @@ mod tests {
         while dbs[0].expires.is_rehashing() {
             dbs[0].expires.rehash(100);
         }
-        active_expire_cycle(&mut dbs, &mut state, CycleType::Slow, cfg(), &clock, &mut |_, _, _| freed += 1);
+        active_expire_cycle(
+            &mut dbs,
+            &mut state,
+            CycleType::Slow,
+            cfg(),
+            &clock,
+            &mut |_, _, _| freed += 1,
+        );
         assert_eq!(dbs[0].size(), 0);
         assert_eq!(freed, 1000);
     }
@@ -369,9 +404,19 @@ mod tests {
     fn slow_cycle_stops_at_its_budget_and_says_so() {
         let mut dbs = vec![db_with_volatile_keys(100_000, 1_000)];
         // Every clock read costs 1 ms: the 25 ms budget runs out quickly.
-        let clock = FakeClock { now_us: Cell::new(2_000_000_000), step_us: 1000 };
+        let clock = FakeClock {
+            now_us: Cell::new(2_000_000_000),
+            step_us: 1000,
+        };
         let mut state = ExpireCycleState::default();
-        let report = active_expire_cycle(&mut dbs, &mut state, CycleType::Slow, cfg(), &clock, &mut |_, _, _| {});
+        let report = active_expire_cycle(
+            &mut dbs,
+            &mut state,
+            CycleType::Slow,
+            cfg(),
+            &clock,
+            &mut |_, _, _| {},
+        );
         assert!(state.timelimit_exit);
         assert_eq!(state.time_cap_reached_count, 1);
         assert!(report.expired > 0 && report.expired < 100_000);
@@ -381,35 +426,82 @@ mod tests {
     #[test]
     fn fast_cycle_runs_only_when_there_is_catching_up_to_do() {
         let mut dbs = vec![db_with_volatile_keys(10, 4_000_000_000_000)];
-        let clock = FakeClock { now_us: Cell::new(1_000_000), step_us: 1 };
+        let clock = FakeClock {
+            now_us: Cell::new(1_000_000),
+            step_us: 1,
+        };
         let mut state = ExpireCycleState::default();
-        let r = active_expire_cycle(&mut dbs, &mut state, CycleType::Fast, cfg(), &clock, &mut |_, _, _| {});
-        assert!(!r.ran, "nothing stale and last cycle finished: fast cycle skipped");
+        let r = active_expire_cycle(
+            &mut dbs,
+            &mut state,
+            CycleType::Fast,
+            cfg(),
+            &clock,
+            &mut |_, _, _| {},
+        );
+        assert!(
+            !r.ran,
+            "nothing stale and last cycle finished: fast cycle skipped"
+        );
 
         state.timelimit_exit = true;
-        let r = active_expire_cycle(&mut dbs, &mut state, CycleType::Fast, cfg(), &clock, &mut |_, _, _| {});
+        let r = active_expire_cycle(
+            &mut dbs,
+            &mut state,
+            CycleType::Fast,
+            cfg(),
+            &clock,
+            &mut |_, _, _| {},
+        );
         assert!(r.ran);
         // Not again within 2x the fast duration of the previous start.
         state.timelimit_exit = true;
-        let r = active_expire_cycle(&mut dbs, &mut state, CycleType::Fast, cfg(), &clock, &mut |_, _, _| {});
+        let r = active_expire_cycle(
+            &mut dbs,
+            &mut state,
+            CycleType::Fast,
+            cfg(),
+            &clock,
+            &mut |_, _, _| {},
+        );
         assert!(!r.ran);
     }
 
     #[test]
     fn stale_estimate_moves_five_percent_per_cycle() {
         let mut dbs = vec![db_with_volatile_keys(100, 1_000)];
-        let clock = FakeClock { now_us: Cell::new(2_000_000), step_us: 1 };
+        let clock = FakeClock {
+            now_us: Cell::new(2_000_000),
+            step_us: 1,
+        };
         let mut state = ExpireCycleState::default();
-        active_expire_cycle(&mut dbs, &mut state, CycleType::Slow, cfg(), &clock, &mut |_, _, _| {});
+        active_expire_cycle(
+            &mut dbs,
+            &mut state,
+            CycleType::Slow,
+            cfg(),
+            &clock,
+            &mut |_, _, _| {},
+        );
         assert!((state.stale_perc - 0.05).abs() < 1e-9);
     }
 
     #[test]
     fn live_keys_feed_avg_ttl_and_stay() {
         let mut dbs = vec![db_with_volatile_keys(50, 2_000 + 60_000)];
-        let clock = FakeClock { now_us: Cell::new(2_000_000), step_us: 1 };
+        let clock = FakeClock {
+            now_us: Cell::new(2_000_000),
+            step_us: 1,
+        };
         let mut state = ExpireCycleState::default();
-        let r = active_expire_cycle(&mut dbs, &mut state, CycleType::Slow, cfg(), &clock, &mut |_, _, _| {});
+        let r = active_expire_cycle(
+            &mut dbs,
+            &mut state,
+            CycleType::Slow,
+            cfg(),
+            &clock,
+            &mut |_, _, _| {},
+        );
         assert_eq!(r.expired, 0);
         assert_eq!(dbs[0].size(), 50);
         assert!(dbs[0].avg_ttl > 0 && dbs[0].avg_ttl <= 60_000);

@@ -897,6 +897,44 @@ mod tests {
     }
 
     #[test]
+    fn quicklist_full_last_node_opens_new_node_instead_of_splitting() {
+        let mut ql = Quicklist::new(2, 0);
+        ql.push_tail(b"a");
+        ql.push_tail(b"b");
+        let pos = ql.index(-1).unwrap();
+        ql.insert(pos, b"x", true);
+        assert_eq!(
+            ql.nodes().map(|n| n.count()).collect::<Vec<_>>(),
+            vec![2, 1]
+        );
+        let pos = ql.index(0).unwrap();
+        ql.insert(pos, b"y", false);
+        assert_eq!(
+            ql.nodes().map(|n| n.count()).collect::<Vec<_>>(),
+            vec![1, 2, 1]
+        );
+    }
+
+    #[test]
+    fn quicklist_merge_uses_redis_70_ziplist_overhead() {
+        // 511 entries of 16 bytes fill a -2 node to 8183 bytes (the 512th
+        // would be estimated past 8192). A 10-byte entry inserted in the
+        // middle splits the node; Redis 7.0 estimates the merge as
+        // a + b - 11 = 8189 and merges back into one 8193-byte node.
+        let mut ql = Quicklist::new(-2, 0);
+        for i in 0..512 {
+            ql.push_tail(format!("vvvvvvvvvvv{i:03}").as_bytes());
+        }
+        assert_eq!(ql.nodes().next().unwrap().sz(), 8183);
+        assert_eq!(ql.node_count(), 2);
+        let pos = ql.index(200).unwrap();
+        ql.insert(pos, b"abcdefgh", false);
+        assert_eq!(ql.node_count(), 2);
+        assert_eq!(ql.nodes().next().unwrap().sz(), 8193);
+        assert_eq!(ql.get(ql.index(200).unwrap()).to_vec(), b"abcdefgh");
+    }
+
+    #[test]
     fn quicklist_pop_and_replace() {
         let mut ql = Quicklist::new(-2, 0);
         for i in 0..5 {

@@ -51,6 +51,9 @@ pub enum ZConvCheck {
     /// zaddGenericCommand creating the key: 7.0 looks only at the length
     /// of the first member (later members convert through `Adding`).
     Create { first_ele_len: usize },
+    /// zrangeResultBeginStore: ZRANGESTORE's result set, whose size is
+    /// known up front only for rank ranges.
+    RangeStore { length_hint: Option<usize> },
     /// zsetAdd: one new member of `ele_len` bytes is about to be inserted.
     Adding { ele_len: usize },
     /// zsetConvertToListpackIfNeeded: a STORE result with this longest and
@@ -194,11 +197,15 @@ fn zzl_pairs(lp: &Listpack) -> Vec<(Vec<u8>, f64)> {
 /// reads zset-max-listpack-entries and zset-max-listpack-value.
 pub fn zset_type_convert(zv: &mut ZSetValue, limits: &ZSetLimits, check: ZConvCheck) {
     match (&*zv, check) {
-        (ZSetValue::Listpack(lp), ZConvCheck::Create { first_ele_len }) => {
+        (ZSetValue::Listpack(_), ZConvCheck::Create { first_ele_len }) => {
             if limits.max_listpack_entries != 0 && first_ele_len <= limits.max_listpack_value {
                 return;
             }
-            debug_assert!(lp.is_empty());
+        }
+        (ZSetValue::Listpack(_), ZConvCheck::RangeStore { length_hint }) => {
+            if length_hint.is_none_or(|n| n <= limits.max_listpack_entries) {
+                return;
+            }
         }
         (ZSetValue::Listpack(lp), ZConvCheck::Adding { ele_len }) => {
             // Checked *before* zzlInsert, as zsetAdd does.
@@ -794,6 +801,22 @@ pub fn zset_from_pairs(limits: &ZSetLimits, pairs: &[(Vec<u8>, f64)]) -> ZSetVal
             totelelen,
         },
     );
+    zv
+}
+
+/// ZRANGESTORE's result (zrangeResultBeginStore + zsetAdd per member):
+/// a listpack unless the rank range is already longer than the limit,
+/// converted by `add` as members arrive.
+pub fn zset_from_range(
+    limits: &ZSetLimits,
+    pairs: &[(Vec<u8>, f64)],
+    length_hint: Option<usize>,
+) -> ZSetValue {
+    let mut zv = ZSetValue::Listpack(Listpack::new());
+    zset_type_convert(&mut zv, limits, ZConvCheck::RangeStore { length_hint });
+    for (e, s) in pairs {
+        zv.add(limits, *s, e, ZAddFlags::default());
+    }
     zv
 }
 
