@@ -88,19 +88,21 @@ fn slowlog_argv(argv: &[Bytes]) -> Vec<Bytes> {
 /// SLOWLOG GET [count]
 // redis: slowlog.c slowlogCommand
 pub fn slowlog_get_command(srv: &mut Server, c: &mut Client) {
+    if c.argc() > 3 {
+        c.add_reply_subcommand_syntax_error();
+        return;
+    }
     let mut count: i64 = 10;
     if c.argc() == 3 {
+        // getRangeLongFromObjectOrReply(-1, LONG_MAX) with one message for
+        // both "not a number" and "too small".
         match storage::util::string2ll(c.arg(2)) {
-            None => {
-                c.add_reply_error("ERR value is not an integer or out of range");
-                return;
-            }
-            Some(n) if n < -1 => {
+            Some(-1) => count = i64::MAX,
+            Some(n) if n >= 0 => count = n,
+            _ => {
                 c.add_reply_error("ERR count should be greater than or equal to -1");
                 return;
             }
-            Some(-1) => count = i64::MAX,
-            Some(n) => count = n,
         }
     }
     let n = (count as u64).min(srv.slowlog.entries.len() as u64) as usize;
