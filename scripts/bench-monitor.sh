@@ -4,10 +4,11 @@
 # real redis-server, and the with/without ratio per test.
 #
 #   scripts/bench-monitor.sh                  # N=200000 TESTS=set,get,hset
-#   N=100000 TESTS=set,get scripts/bench-monitor.sh
+#   N=100000 TESTS=set,get PIPELINE=16 scripts/bench-monitor.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N="${N:-200000}"
+PIPELINE="${PIPELINE:-1}"
 TESTS="${TESTS:-set,get,hset}"
 [ "${SKIP_BUILD:-0}" = 1 ] || cargo build --release -q
 LITE_BIN="${LITE_BIN:-target/release/redis-lite}"
@@ -25,7 +26,7 @@ for p in "$LITE_PORT" "$REDIS_PORT"; do
 done
 
 # rps of each test, one line per test: "<name> <rps>"
-bench() { redis-benchmark -p "$1" -q -n "$N" -t "$TESTS" 2>/dev/null | tr '\r' '\n' \
+bench() { redis-benchmark -p "$1" -q -n "$N" -P "$PIPELINE" -t "$TESTS" 2>/dev/null | tr '\r' '\n' \
     | awk -F': ' '/requests per second/ {split($2, a, " "); print $1, a[1]}'; }
 
 declare -A RPS

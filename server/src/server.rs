@@ -107,13 +107,36 @@ impl InstMetric {
     }
 }
 
+/// Client tokens are small unique integers handed out by the server
+/// itself, so the client table needs no DoS-resistant hash: the token is its
+/// own hash (the map is touched twice per read event).
+#[derive(Default, Clone, Copy)]
+pub struct TokenHasher(u64);
+
+impl std::hash::Hasher for TokenHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | u64::from(b);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        // Spread the low bits a little (hashbrown uses the top 7 bits too).
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+pub type TokenHasherBuilder = std::hash::BuildHasherDefault<TokenHasher>;
+
 pub struct Server {
     pub config: Config,
     pub dbs: Vec<Db>,
     pub commands: CommandTable,
     /// Connected clients by poller token. While a client's commands run it is
     /// taken out of this map and handed to the handlers as `&mut Client`.
-    pub clients: HashMap<Token, Box<Client>>,
+    pub clients: HashMap<Token, Box<Client>, TokenHasherBuilder>,
     pub poll: Poll,
     pub listeners: Vec<TcpListener>,
     pub next_token: usize,
@@ -203,7 +226,7 @@ impl Server {
             config,
             dbs,
             commands: CommandTable::new(),
-            clients: HashMap::new(),
+            clients: HashMap::default(),
             poll,
             listeners: Vec::new(),
             next_token: FIRST_CLIENT_TOKEN,
