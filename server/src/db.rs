@@ -140,6 +140,24 @@ pub fn db_sync_delete(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 /// with later issues); every write to a key passes through here.
 pub fn signal_modified_key(_srv: &mut Server, _dbid: usize, _key: &[u8]) {}
 
+/// checkType: the value of the wanted type out of a looked-up object.
+/// Ok(None) when the key is missing; a WRONGTYPE reply and Err(()) when it
+/// holds another type. `project` picks the type (e.g. `Value::Hash`).
+pub(crate) fn check_type<'a, T>(
+    c: &mut Client,
+    o: Option<&'a mut RObj>,
+    project: fn(&mut RObj) -> Option<&mut T>,
+) -> Result<Option<&'a mut T>, ()> {
+    match o.map(project) {
+        None => Ok(None),
+        Some(Some(v)) => Ok(Some(v)),
+        Some(None) => {
+            c.add_reply_wrongtype();
+            Err(())
+        }
+    }
+}
+
 /// A new object with the current LRU clock.
 pub fn new_object(srv: &Server, value: storage::object::Value) -> RObj {
     RObj::new(value, srv.lruclock)

@@ -55,23 +55,14 @@ fn hash_limits(srv: &Server) -> HashLimits {
 }
 
 /// The hash behind a read lookup: Ok(None) if missing, Err(()) after a
-/// WRONGTYPE reply.
+/// WRONGTYPE reply (lookupKeyRead + checkType).
 fn lookup_hash_read<'a>(
     srv: &'a mut Server,
     c: &mut Client,
     key: &[u8],
 ) -> Result<Option<&'a mut HashValue>, ()> {
-    match lookup_key_read(srv, c.db, key) {
-        None => Ok(None),
-        Some(RObj {
-            value: Value::Hash(h),
-            ..
-        }) => Ok(Some(h)),
-        Some(_) => {
-            c.add_reply_wrongtype();
-            Err(())
-        }
-    }
+    let o = lookup_key_read(srv, c.db, key);
+    crate::db::check_type(c, o, as_hash)
 }
 
 /// The hash behind a write lookup (no creation).
@@ -80,16 +71,15 @@ fn lookup_hash_write<'a>(
     c: &mut Client,
     key: &[u8],
 ) -> Result<Option<&'a mut HashValue>, ()> {
-    match lookup_key_write(srv, c.db, key) {
-        None => Ok(None),
-        Some(RObj {
-            value: Value::Hash(h),
-            ..
-        }) => Ok(Some(h)),
-        Some(_) => {
-            c.add_reply_wrongtype();
-            Err(())
-        }
+    let o = lookup_key_write(srv, c.db, key);
+    crate::db::check_type(c, o, as_hash)
+}
+
+/// The hash inside an object, if it is one.
+fn as_hash(o: &mut RObj) -> Option<&mut HashValue> {
+    match &mut o.value {
+        Value::Hash(h) => Some(h),
+        _ => None,
     }
 }
 

@@ -82,16 +82,8 @@ fn lookup_list_write<'a>(
     c: &mut Client,
     key: &[u8],
 ) -> Result<Option<&'a mut Quicklist>, ()> {
-    match db::lookup_key_write(srv, c.db, key) {
-        None => Ok(None),
-        Some(o) => match as_list(o) {
-            Some(ql) => Ok(Some(ql)),
-            None => {
-                c.add_reply_wrongtype();
-                Err(())
-            }
-        },
-    }
+    let o = db::lookup_key_write(srv, c.db, key);
+    db::check_type(c, o, as_list)
 }
 
 /// lookupKeyRead + checkType.
@@ -100,16 +92,8 @@ fn lookup_list_read<'a>(
     c: &mut Client,
     key: &[u8],
 ) -> Result<Option<&'a mut Quicklist>, ()> {
-    match db::lookup_key_read(srv, c.db, key) {
-        None => Ok(None),
-        Some(o) => match as_list(o) {
-            Some(ql) => Ok(Some(ql)),
-            None => {
-                c.add_reply_wrongtype();
-                Err(())
-            }
-        },
-    }
+    let o = db::lookup_key_read(srv, c.db, key);
+    db::check_type(c, o, as_list)
 }
 
 /// A new empty list with the server's list options, added under `key`

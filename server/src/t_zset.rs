@@ -58,17 +58,10 @@ fn zset_write<'a>(
 }
 
 fn zset_of<'a>(o: Option<&'a mut RObj>, c: &mut Client) -> Result<Option<&'a mut ZSetValue>, ()> {
-    match o {
-        None => Ok(None),
-        Some(RObj {
-            value: Value::ZSet(z),
-            ..
-        }) => Ok(Some(z)),
-        Some(_) => {
-            c.add_reply_wrongtype();
-            Err(())
-        }
-    }
+    crate::db::check_type(c, o, |o| match &mut o.value {
+        Value::ZSet(z) => Some(z),
+        _ => None,
+    })
 }
 
 /// After a removal: delete the key if the set is now empty, signal it.
