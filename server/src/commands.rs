@@ -773,8 +773,10 @@ pub struct CommandStats {
 /// A command as the server knows it at run time.
 pub struct RedisCommand {
     pub spec: &'static CommandSpec,
-    /// "get", or "config|get" for a subcommand (Redis's fullname).
-    pub fullname: String,
+    /// "get", or "config|get" for a subcommand (Redis's fullname). Built
+    /// once when the table is, and kept for the life of the process, so
+    /// CLIENT LIST's cmd= can point at it without copying.
+    pub fullname: &'static str,
     /// Index of the container for a subcommand.
     pub parent: Option<CmdId>,
     /// Lower-case subcommand name -> id, for container commands.
@@ -822,6 +824,10 @@ impl CommandTable {
         fullname: String,
         parent: Option<CmdId>,
     ) -> CmdId {
+        let fullname: &'static str = match parent {
+            None => spec.name,
+            Some(_) => Box::leak(fullname.into_boxed_str()),
+        };
         self.commands.push(RedisCommand {
             spec,
             fullname,
@@ -927,7 +933,7 @@ fn meta_of(cmd: &RedisCommand) -> &'static CommandMeta {
             arguments: &[],
         },
     };
-    lookup_meta(&cmd.fullname).unwrap_or(&EMPTY)
+    lookup_meta(cmd.fullname).unwrap_or(&EMPTY)
 }
 
 /// lookupCommandBySds: "get" or "config|get" (case-insensitive). A name
@@ -1293,7 +1299,7 @@ pub fn command_list_command(srv: &mut Server, c: &mut Client) {
                 srv.commands.get(cid)
             };
             if filter.as_ref().is_none_or(|f| f.matches(cmd)) {
-                names.push(cmd.fullname.clone());
+                names.push(cmd.fullname);
             }
         }
     }
@@ -1435,7 +1441,7 @@ pub fn get_keys_from_command(cmd: &RedisCommand, argv: &[Bytes]) -> Vec<KeyRefer
             return keys;
         }
     }
-    getkeys_proc(&cmd.fullname)
+    getkeys_proc(cmd.fullname)
         .map(|p| p(argv))
         .unwrap_or_default()
 }
@@ -1449,7 +1455,7 @@ fn getkeys_generic_command(srv: &mut Server, c: &mut Client, with_flags: bool) {
     };
     let cmd = srv.commands.get(id);
     let argc = argv.len() as i32;
-    if getkeys_proc(&cmd.fullname).is_none() && meta_of(cmd).key_specs.is_empty() {
+    if getkeys_proc(cmd.fullname).is_none() && meta_of(cmd).key_specs.is_empty() {
         return c.add_reply_error("ERR The command has no key arguments");
     }
     if (cmd.spec.arity > 0 && cmd.spec.arity != argc) || argc < -cmd.spec.arity {
@@ -1533,7 +1539,7 @@ mod command_tests {
         let t = CommandTable::new();
         for cmd in &t.commands {
             assert!(
-                lookup_meta(&cmd.fullname).is_some(),
+                lookup_meta(cmd.fullname).is_some(),
                 "no metadata for {}",
                 cmd.fullname
             );

@@ -809,7 +809,7 @@ pub fn latencystats_info(srv: &Server) -> String {
     for cmd in &srv.commands.commands {
         if cmd.histogram.count() > 0 {
             info.push_str(&fill_percentile_distribution_latencies(
-                &cmd.fullname,
+                cmd.fullname,
                 &cmd.histogram,
                 percentiles,
             ));
@@ -929,7 +929,7 @@ pub fn latency_histogram_command(srv: &mut Server, c: &mut Client) {
     c.add_reply_map_len(ids.len());
     for id in ids {
         let cmd = &srv.commands.commands[id];
-        fill_command_cdf(c, &cmd.fullname, &cmd.histogram);
+        fill_command_cdf(c, cmd.fullname, &cmd.histogram);
     }
 }
 

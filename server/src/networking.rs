@@ -1124,7 +1124,7 @@ fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
 /// Redis sets c->cmd before the call, so CLIENT LIST shows it for itself.
 fn current_command_name(srv: &Server, c: &Client) -> String {
     match srv.commands.lookup_argv(&c.argv) {
-        Ok(Some(id)) => srv.commands.get(id).fullname.clone(),
+        Ok(Some(id)) => srv.commands.get(id).fullname.to_string(),
         _ => c.last_cmd.to_string(),
     }
 }

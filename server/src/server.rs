@@ -516,27 +516,9 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     srv.stats.eventloop_duration_cmd_sum += micros;
 }
 
-/// The command's full name with a 'static lifetime for CLIENT LIST's cmd=.
+/// The command's full name for CLIENT LIST's cmd= ("get", "config|get").
 fn static_fullname(srv: &Server, id: CmdId) -> &'static str {
-    let cmd = srv.commands.get(id);
-    match cmd.parent {
-        None => cmd.spec.name,
-        // Subcommands show as "config|get"; leak-free because the names of
-        // all subcommands are interned once in FULLNAMES.
-        Some(_) => intern_fullname(&cmd.fullname),
-    }
-}
-
-fn intern_fullname(name: &str) -> &'static str {
-    use std::sync::Mutex;
-    static FULLNAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
-    let mut names = FULLNAMES.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(n) = names.iter().find(|n| **n == name) {
-        return n;
-    }
-    let leaked: &'static str = Box::leak(name.to_string().into_boxed_str());
-    names.push(leaked);
-    leaked
+    srv.commands.get(id).fullname
 }
 
 /// The proc of a container command: only reached when the container is
