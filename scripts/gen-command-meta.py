@@ -166,7 +166,7 @@ def parse_keys(expr):
 
 
 def parse_row(line):
-    """One table row -> dict, or None. Rows are one line each in commands.rs."""
+    """One table row (joined onto one line) -> dict, or None."""
     # A container with flags of its own is written with struct update syntax:
     # `CommandSpec { flags: LD | ST, ..container("command", ...) },`
     own_flags = []
@@ -197,11 +197,22 @@ def read_table(path):
     arrays = {}
     for m in re.finditer(r"static (\w+): &\[CommandSpec\] = &\[(.*?)\n\];", text, re.S):
         rows = []
+        # A row may span several lines (rustfmt wraps long ones): gather
+        # lines until parentheses and braces balance, then parse the row.
+        pending, depth = "", 0
         for line in m.group(2).splitlines():
-            line = line.split("//")[0]
-            row = parse_row(line)
-            if row:
-                rows.append(row)
+            line = line.split("//")[0].strip()
+            if not line:
+                continue
+            pending += (" " if pending else "") + line
+            depth += line.count("(") - line.count(")") + line.count("{") - line.count("}")
+            if depth == 0 and pending.endswith(","):
+                joined = re.sub(r"\(\s+", "(", pending)
+                joined = re.sub(r",\s*\)", ")", joined)
+                row = parse_row(joined)
+                if row:
+                    rows.append(row)
+                pending = ""
         arrays[m.group(1)] = rows
     if "COMMAND_TABLE" not in arrays:
         raise SystemExit("gen-command-meta: COMMAND_TABLE not found in " + path)

@@ -51,6 +51,11 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
     } else {
         Duration::ZERO
     };
+    // Wake up for the nearest blocked client's timeout.
+    if let Some(deadline) = crate::blocked::nearest_block_timeout(srv) {
+        let left = deadline - crate::server::mstime();
+        timeout = timeout.min(Duration::from_millis(left.max(0) as u64));
+    }
     // Wake up when a CLIENT PAUSE ends, not at the next cron tick.
     if srv.client_pause_type != networking::PauseType::Off {
         let left = srv.client_pause_end_time - crate::server::mstime();
@@ -101,6 +106,10 @@ fn before_sleep(srv: &mut Server) {
     if srv.clients_unpaused {
         networking::resume_postponed_clients(srv);
     }
+    // Blocked clients: time-outs, then those served or unblocked go on
+    // with the rest of their input.
+    crate::blocked::handle_blocked_clients_timeout(srv);
+    crate::blocked::process_unblocked_clients(srv);
 
     // The fast expire cycle: at most 1 ms, only when the slow cycle could
     // not keep up (activeExpireCycle(ACTIVE_EXPIRE_CYCLE_FAST)).
@@ -240,6 +249,8 @@ fn free_clients_in_async_free_queue(srv: &mut Server) {
 /// freeClient: unregister and drop the connection.
 pub fn free_client(srv: &mut Server, token: Token) {
     if let Some(mut c) = srv.clients.remove(&token) {
+        // A client that disconnects while blocked leaves its queues.
+        crate::blocked::unblock_client(srv, &mut c);
         let _ = srv.poll.registry().deregister(&mut c.stream);
         srv.clients_pending_write.retain(|t| *t != token);
         srv.clients_pending_read.retain(|t| *t != token);

@@ -122,6 +122,8 @@ pub fn free_object(srv: &Server, val: RObj, lazy: bool) {
 pub fn db_add(srv: &mut Server, dbid: usize, key: &[u8], val: RObj) {
     srv.dbs[dbid].add(key.into(), val);
     signal_modified_key(srv, dbid, key);
+    // A new key may be what a blocked client waits for (signalKeyAsReady).
+    crate::blocked::signal_key_as_ready(srv, dbid, key);
 }
 
 /// dbSyncDelete: remove the key and free its value on this thread.

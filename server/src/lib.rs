@@ -4,6 +4,7 @@
 //! KEYS through these files.
 
 pub mod ae;
+pub mod blocked;
 pub mod commands;
 pub mod commands_meta;
 pub mod config;

@@ -63,6 +63,9 @@ pub const CLIENT_REPLY_OFF: u32 = 1 << 6;
 /// The client's current command waits for CLIENT PAUSE to end
 /// (BLOCKED_POSTPONE): its argv is kept and its input is not read on.
 pub const CLIENT_POSTPONED: u32 = 1 << 7;
+/// Parked by a blocking command (BLPOP...) until a key gets data or the
+/// timeout passes: see blocked.rs.
+pub const CLIENT_BLOCKED: u32 = 1 << 8;
 
 /// Whose connection this is, as CLIENT KILL TYPE / CLIENT LIST see it.
 pub struct Client {
@@ -110,6 +113,8 @@ pub struct Client {
     /// When the output buffer first went over the soft limit (unix seconds,
     /// 0 = not over it): see `check_client_output_buffer_limits`.
     pub obuf_soft_limit_reached_time: i64,
+    /// What a blocked client waits for (blocked.rs).
+    pub bstate: Option<crate::blocked::BlockState>,
 }
 
 impl Client {
@@ -145,6 +150,7 @@ impl Client {
             authenticated: true,
             original_argv: None,
             obuf_soft_limit_reached_time: 0,
+            bstate: None,
         }
     }
 
@@ -391,7 +397,9 @@ fn read_into_spare_capacity(
 /// buffer. Stops at a partial command, or when the client is to be closed.
 pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
     loop {
-        if c.has_flag(CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_POSTPONED) {
+        if c.has_flag(
+            CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_POSTPONED | CLIENT_BLOCKED,
+        ) {
             break;
         }
         let limits = ParseLimits {
@@ -407,8 +415,8 @@ pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
                 }
                 c.argv = argv;
                 server::process_command(srv, c);
-                if c.has_flag(CLIENT_POSTPONED) {
-                    break; // CLIENT PAUSE: the command waits, so does the rest
+                if c.has_flag(CLIENT_POSTPONED | CLIENT_BLOCKED) {
+                    break; // the command waits (PAUSE, BLPOP), so does the rest
                 }
                 c.argv.clear();
             }
@@ -996,7 +1004,7 @@ pub fn client_getredir_command(_srv: &mut Server, c: &mut Client) {
 /// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
 // redis: networking.c clientCommand ("unblock"). No command blocks yet, so
 // no client can be unblocked: the reply is always 0 after the checks.
-pub fn client_unblock_command(_srv: &mut Server, c: &mut Client) {
+pub fn client_unblock_command(srv: &mut Server, c: &mut Client) {
     if c.argc() > 4 {
         c.add_reply_subcommand_syntax_error();
         return;
@@ -1008,11 +1016,26 @@ pub fn client_unblock_command(_srv: &mut Server, c: &mut Client) {
         c.add_reply_error("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
         return;
     }
-    if protocol::util::string2ll(c.arg(2)).is_none() {
+    let Some(id) = protocol::util::string2ll(c.arg(2)) else {
         c.add_reply_error("ERR value is not an integer or out of range");
         return;
+    };
+    let with_error = c.argc() == 4 && c.arg(3).eq_ignore_ascii_case(b"error");
+    // Only a client parked by a blocking command can be unblocked.
+    let target = srv
+        .clients
+        .iter()
+        .find(|(_, o)| o.id as i64 == id && o.has_flag(CLIENT_BLOCKED))
+        .map(|(t, _)| *t);
+    let Some(token) = target else {
+        c.add_reply_integer(0);
+        return;
+    };
+    if let Some(mut other) = srv.clients.remove(&token) {
+        crate::blocked::unblock_client_from_command(srv, &mut other, with_error);
+        crate::ae::put_back_client(srv, other);
     }
-    c.add_reply_integer(0);
+    c.add_reply_integer(1);
 }
 
 /// CLIENT CACHING YES|NO

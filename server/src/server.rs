@@ -157,6 +157,14 @@ pub struct Server {
     pub latency: LatencyMonitor,
     /// Clients that ran MONITOR.
     pub monitors: Vec<Token>,
+    /// Blocked clients (blocked.rs): who waits for which (db, key), in
+    /// blocking order; keys that got data during the current command; the
+    /// tokens of all blocked clients; clients to resume before sleeping.
+    pub blocking_keys: HashMap<(usize, bytes::Bytes), std::collections::VecDeque<Token>>,
+    pub ready_keys: std::collections::VecDeque<(usize, bytes::Bytes)>,
+    pub blocked_tokens: Vec<Token>,
+    pub unblocked_clients: Vec<Token>,
+    pub handling_blocked_clients: bool,
     /// CLIENT PAUSE state: what is paused and until when (unix ms).
     pub client_pause_type: networking::PauseType,
     pub client_pause_end_time: i64,
@@ -240,6 +248,11 @@ impl Server {
             latency: LatencyMonitor::new(),
             monitors: Vec::new(),
             active_expire_enabled: true,
+            blocking_keys: HashMap::new(),
+            ready_keys: std::collections::VecDeque::new(),
+            blocked_tokens: Vec::new(),
+            unblocked_clients: Vec::new(),
+            handling_blocked_clients: false,
             client_pause_type: networking::PauseType::Off,
             client_pause_end_time: 0,
             postponed_clients: Vec::new(),
@@ -382,6 +395,12 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     }
 
     call(srv, c, id);
+
+    // Keys that got data for blocked clients: serve them now, after the
+    // command that pushed (handleClientsBlockedOnKeys).
+    if !srv.ready_keys.is_empty() {
+        crate::blocked::handle_clients_blocked_on_keys(srv);
+    }
 }
 
 /// securityWarningCommand: log (at most once a minute) and close the

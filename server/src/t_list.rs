@@ -695,3 +695,82 @@ pub fn debug_object_extra(ql: &Quicklist) -> String {
 pub fn list_dup(ql: &Quicklist) -> Value {
     Value::List(Box::new(storage::t_list::list_type_dup(ql)))
 }
+
+// ---- blocking pops (t_list.c blockingPopGenericCommand, blmoveGenericCommand) ----
+
+/// BLPOP/BRPOP: pop from the first non-empty list among the keys, or park
+/// the client until one gets data (blocked.rs), or the timeout passes.
+fn blocking_pop_generic_command(srv: &mut Server, c: &mut Client, wh: ListWhere) {
+    let last = c.argc() - 1;
+    let Some(timeout) = crate::blocked::get_timeout_or_reply(srv, c, last) else {
+        return;
+    };
+    let dbid = c.db;
+    for k in 1..last {
+        let key = c.argv[k].clone();
+        let ql = match lookup_list_write(srv, c, &key) {
+            Err(()) => return,
+            Ok(None) => continue,
+            Ok(Some(ql)) if ql.is_empty() => continue,
+            Ok(Some(ql)) => ql,
+        };
+        // Non-empty list: behave like LPOP/RPOP, replying [key, element].
+        let value = list_type_pop(ql, wh).unwrap_or_default();
+        c.add_reply_array_len(2);
+        c.add_reply_bulk(&key);
+        c.add_reply_bulk(&value);
+        return list_elements_removed(srv, dbid, &key, 1);
+    }
+    // Every list is empty: wait for one of them.
+    let keys: Vec<bytes::Bytes> = c.argv[1..last].to_vec();
+    crate::blocked::block_for_keys(srv, c, &keys, timeout);
+}
+
+/// BLPOP key [key ...] timeout
+// redis: t_list.c blpopCommand
+pub fn blpop_command(srv: &mut Server, c: &mut Client) {
+    blocking_pop_generic_command(srv, c, ListWhere::Head);
+}
+
+/// BRPOP key [key ...] timeout
+// redis: t_list.c brpopCommand
+pub fn brpop_command(srv: &mut Server, c: &mut Client) {
+    blocking_pop_generic_command(srv, c, ListWhere::Tail);
+}
+
+/// blmoveGenericCommand: LMOVE when the source has data, else wait for it.
+fn blmove_generic_command(
+    srv: &mut Server,
+    c: &mut Client,
+    wherefrom: ListWhere,
+    whereto: ListWhere,
+    timeout_idx: usize,
+) {
+    let Some(timeout) = crate::blocked::get_timeout_or_reply(srv, c, timeout_idx) else {
+        return;
+    };
+    let src = c.argv[1].clone();
+    match lookup_list_write(srv, c, &src) {
+        Err(()) => {}
+        Ok(Some(_)) => lmove_generic_command(srv, c, wherefrom, whereto),
+        Ok(None) => crate::blocked::block_for_keys(srv, c, &[src], timeout),
+    }
+}
+
+/// BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout
+// redis: t_list.c blmoveCommand
+pub fn blmove_command(srv: &mut Server, c: &mut Client) {
+    let Some(wherefrom) = parse_where_or_reply(c, 3) else {
+        return;
+    };
+    let Some(whereto) = parse_where_or_reply(c, 4) else {
+        return;
+    };
+    blmove_generic_command(srv, c, wherefrom, whereto, 5);
+}
+
+/// BRPOPLPUSH source destination timeout
+// redis: t_list.c brpoplpushCommand
+pub fn brpoplpush_command(srv: &mut Server, c: &mut Client) {
+    blmove_generic_command(srv, c, ListWhere::Tail, ListWhere::Head, 3);
+}

@@ -1,0 +1,221 @@
+//! Blocking operations without blocking the loop (Redis's blocked.c and
+//! the blocking half of t_list.c).
+//!
+//! `BLPOP key timeout` on an empty key does not wait inside the command:
+//! the client is *parked*. Its command stays in `argv`, its token is queued
+//! under each key it waits for (`srv.blocking_keys`), and the loop goes on
+//! serving everybody else. The client's socket is not read meanwhile.
+//!
+//! When a command adds a key that somebody waits for (`db_add` calls
+//! `signal_key_as_ready`), the key is noted in `srv.ready_keys`. Right after
+//! that command, `handle_clients_blocked_on_keys` serves the waiting clients
+//! of each ready key in the order they blocked (first blocked, first served),
+//! by running their command again: now it finds data, pops and replies.
+//! A client whose timeout passes gets a null reply from
+//! `handle_blocked_clients_timeout`, called before each sleep.
+
+use std::collections::VecDeque;
+
+use bytes::Bytes;
+use storage::object::Value;
+
+use crate::networking::{self, Client, CLIENT_BLOCKED};
+use crate::server::{self, Server};
+
+/// What a parked client waits for (c->bstate).
+#[derive(Debug, Clone)]
+pub struct BlockState {
+    pub db: usize,
+    pub keys: Vec<Bytes>,
+    /// Absolute unix time in ms; 0 waits forever.
+    pub timeout: i64,
+}
+
+/// getTimeoutFromObjectOrReply (seconds, fractions allowed): the absolute
+/// deadline in unix ms, 0 for "forever", None after an error reply.
+pub fn get_timeout_or_reply(srv: &Server, c: &mut Client, i: usize) -> Option<i64> {
+    // strtold rules, as getLongDoubleFromObjectOrReply (hex and inf parse).
+    let Some(secs) = storage::util::string2ld(c.arg(i)).map(|v| v.to_f64()) else {
+        c.add_reply_error("ERR timeout is not a float or out of range");
+        return None;
+    };
+    // (long long) ceill(secs * 1000): a value past the range of a long long
+    // (or infinite) comes out negative in C, so Redis calls it negative.
+    let ms = (secs * 1000.0).ceil();
+    // i64::MAX as f64 is 2^63: anything from there up does not fit.
+    if !(0.0..i64::MAX as f64).contains(&ms) {
+        c.add_reply_error("ERR timeout is negative");
+        return None;
+    }
+    let ms = ms as i64;
+    Some(if ms > 0 {
+        srv.cmd_time_snapshot.saturating_add(ms)
+    } else {
+        0
+    })
+}
+
+/// blockForKeys: park the client on `keys` until one gets data or the
+/// timeout passes. The command's reply comes later.
+pub fn block_for_keys(srv: &mut Server, c: &mut Client, keys: &[Bytes], timeout: i64) {
+    let mut unique: Vec<Bytes> = Vec::with_capacity(keys.len());
+    for k in keys {
+        if !unique.contains(k) {
+            srv.blocking_keys
+                .entry((c.db, k.clone()))
+                .or_default()
+                .push_back(c.token);
+            unique.push(k.clone());
+        }
+    }
+    c.bstate = Some(BlockState {
+        db: c.db,
+        keys: unique,
+        timeout,
+    });
+    c.flags |= CLIENT_BLOCKED;
+    srv.blocked_tokens.push(c.token);
+}
+
+/// unblockClient: forget everything the client waited for.
+pub fn unblock_client(srv: &mut Server, c: &mut Client) {
+    let Some(bs) = c.bstate.take() else {
+        return;
+    };
+    for k in bs.keys {
+        let entry = (bs.db, k);
+        if let Some(q) = srv.blocking_keys.get_mut(&entry) {
+            q.retain(|t| *t != c.token);
+            if q.is_empty() {
+                srv.blocking_keys.remove(&entry);
+            }
+        }
+    }
+    c.flags &= !CLIENT_BLOCKED;
+    srv.blocked_tokens.retain(|t| *t != c.token);
+}
+
+/// signalKeyAsReady: a key was added; if somebody waits for it, serve them
+/// after the current command.
+pub fn signal_key_as_ready(srv: &mut Server, dbid: usize, key: &[u8]) {
+    if srv.blocking_keys.is_empty() {
+        return;
+    }
+    let entry = (dbid, Bytes::copy_from_slice(key));
+    if srv.blocking_keys.contains_key(&entry) && !srv.ready_keys.contains(&entry) {
+        srv.ready_keys.push_back(entry);
+    }
+}
+
+/// Does `key` hold a non-empty list (something a blocked pop can take)?
+fn key_has_list_data(srv: &Server, dbid: usize, key: &[u8]) -> bool {
+    match srv.dbs[dbid].dict.get(key) {
+        Some(o) => matches!(&o.value, Value::List(ql) if !ql.is_empty()),
+        None => false,
+    }
+}
+
+/// handleClientsBlockedOnKeys: for each ready key, serve its waiting clients
+/// in blocking order while the key still has data. Serving a client may make
+/// other keys ready (BLMOVE pushes): the loop runs until nothing is ready.
+pub fn handle_clients_blocked_on_keys(srv: &mut Server) {
+    if srv.handling_blocked_clients {
+        return; // a served client's command made a key ready: handled below
+    }
+    srv.handling_blocked_clients = true;
+    while let Some((dbid, key)) = srv.ready_keys.pop_front() {
+        while key_has_list_data(srv, dbid, &key) {
+            let next = srv
+                .blocking_keys
+                .get_mut(&(dbid, key.clone()))
+                .and_then(VecDeque::pop_front);
+            let Some(token) = next else {
+                break;
+            };
+            let Some(mut bc) = srv.clients.remove(&token) else {
+                continue;
+            };
+            unblock_client(srv, &mut bc);
+            resume_client(srv, &mut bc);
+            crate::ae::put_back_client(srv, bc);
+        }
+    }
+    srv.handling_blocked_clients = false;
+}
+
+/// Run a parked client's command again: it finds data now and replies.
+/// What the client sent after it runs from `process_unblocked_clients`.
+fn resume_client(srv: &mut Server, c: &mut Client) {
+    server::process_command(srv, c);
+    if !c.has_flag(CLIENT_BLOCKED) {
+        srv.unblocked_clients.push(c.token);
+    }
+}
+
+/// processUnblockedClients (beforeSleep): clients that were just served,
+/// timed out or unblocked go on with the rest of their query buffer.
+pub fn process_unblocked_clients(srv: &mut Server) {
+    let unblocked = std::mem::take(&mut srv.unblocked_clients);
+    for token in unblocked {
+        let Some(mut c) = srv.clients.remove(&token) else {
+            continue;
+        };
+        if !c.has_flag(CLIENT_BLOCKED) {
+            c.argv.clear();
+            networking::process_input_buffer(srv, &mut c);
+        }
+        crate::ae::put_back_client(srv, c);
+    }
+}
+
+/// handleBlockedClientsTimeout: reply null to clients whose time is up.
+pub fn handle_blocked_clients_timeout(srv: &mut Server) {
+    if srv.blocked_tokens.is_empty() {
+        return;
+    }
+    let now = server::mstime();
+    let due: Vec<_> = srv
+        .blocked_tokens
+        .iter()
+        .copied()
+        .filter(|t| {
+            srv.clients.get(t).is_some_and(|c| {
+                c.bstate
+                    .as_ref()
+                    .is_some_and(|b| b.timeout != 0 && b.timeout <= now)
+            })
+        })
+        .collect();
+    for token in due {
+        let Some(mut c) = srv.clients.remove(&token) else {
+            continue;
+        };
+        unblock_client(srv, &mut c);
+        // replyToBlockedClientTimedOut: a null array for list pops.
+        c.add_reply_null_array();
+        srv.unblocked_clients.push(token);
+        crate::ae::put_back_client(srv, c);
+    }
+}
+
+/// The nearest block deadline (unix ms), for the poll timeout.
+pub fn nearest_block_timeout(srv: &Server) -> Option<i64> {
+    srv.blocked_tokens
+        .iter()
+        .filter_map(|t| srv.clients.get(t)?.bstate.as_ref())
+        .map(|b| b.timeout)
+        .filter(|t| *t != 0)
+        .min()
+}
+
+/// CLIENT UNBLOCK's action on a parked client: TIMEOUT replies as if the
+/// time were up, ERROR with Redis's -UNBLOCKED error.
+pub fn unblock_client_from_command(srv: &mut Server, c: &mut Client, with_error: bool) {
+    unblock_client(srv, c);
+    if with_error {
+        c.add_reply_error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    } else {
+        c.add_reply_null_array();
+    }
+    srv.unblocked_clients.push(c.token);
+}

@@ -1,0 +1,132 @@
+//! Blocking list pops that never block the loop (BLPOP, BRPOP, BLMOVE,
+//! BRPOPLPUSH), over TCP with several clients: who is served first, what a
+//! time-out replies, that a parked client leaves cleanly when it
+//! disconnects or is unblocked, and that everybody else is served while
+//! some clients wait.
+
+mod common;
+
+use common::{encode_command, Conn, Server};
+use std::time::{Duration, Instant};
+
+fn info_blocked_clients(c: &mut Conn) -> String {
+    let reply = c.must(&["INFO", "clients"]);
+    let text = String::from_utf8_lossy(&reply).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:").map(str::to_string))
+        .expect("blocked_clients in INFO clients")
+}
+
+/// Wait (bounded) until `n` clients are blocked, so the order of blocking
+/// is the order of the test, not of thread scheduling.
+fn wait_blocked(c: &mut Conn, n: usize) {
+    let start = Instant::now();
+    while info_blocked_clients(c) != n.to_string() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "clients never blocked"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn first_blocked_is_first_served() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut b = Conn::connect(srv.port).unwrap();
+    let mut pusher = Conn::connect(srv.port).unwrap();
+    a.send_cmd(&["BLPOP", "q", "0"]).unwrap();
+    wait_blocked(&mut pusher, 1);
+    b.send_cmd(&["BLPOP", "q", "0"]).unwrap();
+    wait_blocked(&mut pusher, 2);
+    assert_eq!(pusher.must(&["RPUSH", "q", "1", "2"]), b":2\r\n");
+    assert_eq!(a.read_reply().unwrap(), b"*2\r\n$1\r\nq\r\n$1\r\n1\r\n");
+    assert_eq!(b.read_reply().unwrap(), b"*2\r\n$1\r\nq\r\n$1\r\n2\r\n");
+    assert_eq!(pusher.must(&["EXISTS", "q"]), b":0\r\n");
+    assert_eq!(info_blocked_clients(&mut pusher), "0");
+}
+
+#[test]
+fn a_timeout_replies_null_and_others_are_served_meanwhile() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut other = Conn::connect(srv.port).unwrap();
+    let start = Instant::now();
+    a.send_cmd(&["BRPOP", "nothing", "0.3"]).unwrap();
+    wait_blocked(&mut other, 1);
+    // The loop is not blocked: another client is answered at once.
+    assert_eq!(other.must(&["PING"]), b"+PONG\r\n");
+    assert_eq!(a.read_reply().unwrap(), b"*-1\r\n");
+    assert!(start.elapsed() >= Duration::from_millis(300));
+    assert_eq!(info_blocked_clients(&mut other), "0");
+}
+
+#[test]
+fn commands_pipelined_after_a_blocked_one_wait_for_it() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut b = Conn::connect(srv.port).unwrap();
+    let mut pipeline = encode_command(&["BLPOP", "q", "0"]);
+    pipeline.extend(encode_command(&["PING"]));
+    a.send(&pipeline).unwrap();
+    wait_blocked(&mut b, 1);
+    assert!(
+        a.read_reply_within(Duration::from_millis(100)).is_err(),
+        "PING ran early"
+    );
+    b.must(&["LPUSH", "q", "x"]);
+    assert_eq!(a.read_reply().unwrap(), b"*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+    assert_eq!(a.read_reply().unwrap(), b"+PONG\r\n");
+}
+
+#[test]
+fn a_client_that_disconnects_while_blocked_is_forgotten() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut b = Conn::connect(srv.port).unwrap();
+    a.send_cmd(&["BLPOP", "q", "0"]).unwrap();
+    wait_blocked(&mut b, 1);
+    a.shutdown();
+    drop(a);
+    wait_blocked(&mut b, 0);
+    b.must(&["RPUSH", "q", "kept"]);
+    assert_eq!(b.must(&["LRANGE", "q", "0", "-1"]), b"*1\r\n$4\r\nkept\r\n");
+}
+
+#[test]
+fn client_unblock_with_timeout_or_error() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut b = Conn::connect(srv.port).unwrap();
+    let id_reply = a.must(&["CLIENT", "ID"]);
+    let id = String::from_utf8_lossy(&id_reply[1..id_reply.len() - 2]).into_owned();
+    a.send_cmd(&["BLPOP", "q", "0"]).unwrap();
+    wait_blocked(&mut b, 1);
+    assert_eq!(b.must(&["CLIENT", "UNBLOCK", &id]), b":1\r\n");
+    assert_eq!(a.read_reply().unwrap(), b"*-1\r\n");
+    a.send_cmd(&["BRPOPLPUSH", "q", "d", "0"]).unwrap();
+    wait_blocked(&mut b, 1);
+    assert_eq!(b.must(&["CLIENT", "UNBLOCK", &id, "ERROR"]), b":1\r\n");
+    assert_eq!(
+        a.read_reply().unwrap(),
+        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+    );
+    // Not blocked any more: nothing to unblock.
+    assert_eq!(b.must(&["CLIENT", "UNBLOCK", &id]), b":0\r\n");
+    assert_eq!(a.must(&["PING"]), b"+PONG\r\n");
+}
+
+#[test]
+fn blmove_wakes_up_and_moves() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut b = Conn::connect(srv.port).unwrap();
+    a.send_cmd(&["BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"])
+        .unwrap();
+    wait_blocked(&mut b, 1);
+    b.must(&["RPUSH", "src", "v"]);
+    assert_eq!(a.read_reply().unwrap(), b"$1\r\nv\r\n");
+    assert_eq!(b.must(&["LRANGE", "dst", "0", "-1"]), b"*1\r\n$1\r\nv\r\n");
+    assert_eq!(b.must(&["EXISTS", "src"]), b":0\r\n");
+}
