@@ -130,3 +130,19 @@ fn blmove_wakes_up_and_moves() {
     assert_eq!(b.must(&["LRANGE", "dst", "0", "-1"]), b"*1\r\n$1\r\nv\r\n");
     assert_eq!(b.must(&["EXISTS", "src"]), b":0\r\n");
 }
+
+#[test]
+fn blmpop_wakes_up_with_the_key_and_its_elements() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut b = Conn::connect(srv.port).unwrap();
+    a.send_cmd(&["BLMPOP", "0", "2", "x", "y", "RIGHT", "COUNT", "2"])
+        .unwrap();
+    wait_blocked(&mut b, 1);
+    b.must(&["RPUSH", "y", "1", "2", "3"]);
+    assert_eq!(
+        a.read_reply().unwrap(),
+        b"*2\r\n$1\r\ny\r\n*2\r\n$1\r\n3\r\n$1\r\n2\r\n"
+    );
+    assert_eq!(b.must(&["LRANGE", "y", "0", "-1"]), b"*1\r\n$1\r\n1\r\n");
+}

@@ -217,6 +217,13 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         NOKEYS,
     ),
     cmd(
+        "blmpop",
+        crate::t_list::blmpop_command,
+        -5,
+        W | CMD_BLOCKING | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
+    cmd(
         "blpop",
         crate::t_list::blpop_command,
         -3,

@@ -210,6 +210,34 @@ pub static COMMAND_META: &[CommandMeta] = &[
         },
     },
     CommandMeta {
+        fullname: "blmpop",
+        acl_categories: &["@write", "@list", "@slow", "@blocking"],
+        tips: &[],
+        key_specs: &[
+            KeySpec { notes: None, flags: &["RW", "access", "delete"], begin_search: BeginSearch::Index(2), find_keys: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } },
+        ],
+        docs: CommandDocs {
+            summary: "Pop elements from a list, or block until one is available",
+            since: "7.0.0",
+            group: "list",
+            complexity: Some("O(N+M) where N is the number of provided keys and M is the number of elements returned."),
+            doc_flags: &[],
+            deprecated_since: None,
+            replaced_by: None,
+            history: &[],
+            arguments: &[
+                CommandArg { name: "timeout", kind: "double", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                CommandArg { name: "numkeys", kind: "integer", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                CommandArg { name: "key", kind: "key", key_spec_index: 0, token: None, summary: None, since: None, deprecated_since: None, flags: &["multiple"], arguments: &[] },
+                CommandArg { name: "where", kind: "oneof", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[
+                    CommandArg { name: "left", kind: "pure-token", key_spec_index: -1, token: Some("LEFT"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    CommandArg { name: "right", kind: "pure-token", key_spec_index: -1, token: Some("RIGHT"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                ] },
+                CommandArg { name: "count", kind: "integer", key_spec_index: -1, token: Some("COUNT"), summary: None, since: None, deprecated_since: None, flags: &["optional"], arguments: &[] },
+            ],
+        },
+    },
+    CommandMeta {
         fullname: "blpop",
         acl_categories: &["@write", "@list", "@slow", "@blocking"],
         tips: &[],

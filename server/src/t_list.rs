@@ -565,14 +565,38 @@ pub fn rpoplpush_command(srv: &mut Server, c: &mut Client) {
 }
 
 /// LMPOP numkeys key [key ...] LEFT|RIGHT [COUNT count]
-// redis: t_list.c lmpopGenericCommand + mpopGenericCommand
+// redis: t_list.c lmpopCommand
 pub fn lmpop_command(srv: &mut Server, c: &mut Client) {
-    let Some(numkeys) = parse_range_long_or_reply(c, 1, 1, "ERR numkeys should be greater than 0")
+    lmpop_generic_command(srv, c, 1, None);
+}
+
+/// BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]
+// redis: t_list.c blmpopCommand
+pub fn blmpop_command(srv: &mut Server, c: &mut Client) {
+    let Some(timeout) = crate::blocked::get_timeout_or_reply(srv, c, 1) else {
+        return;
+    };
+    lmpop_generic_command(srv, c, 2, Some(timeout));
+}
+
+/// lmpopGenericCommand + mpopGenericCommand: `numkeys` is at
+/// `numkeys_idx`; with a timeout (BLMPOP), all-empty keys park the client.
+fn lmpop_generic_command(
+    srv: &mut Server,
+    c: &mut Client,
+    numkeys_idx: usize,
+    timeout: Option<i64>,
+) {
+    let Some(numkeys) =
+        parse_range_long_or_reply(c, numkeys_idx, 1, "ERR numkeys should be greater than 0")
     else {
         return;
     };
     // where_idx = numkeys_idx + numkeys + 1, past the keys.
-    let where_idx = match usize::try_from(numkeys).ok().and_then(|n| n.checked_add(2)) {
+    let where_idx = match usize::try_from(numkeys)
+        .ok()
+        .and_then(|n| n.checked_add(numkeys_idx + 1))
+    {
         Some(i) if i < c.argc() => i,
         _ => return c.add_reply_syntax_error(),
     };
@@ -595,7 +619,8 @@ pub fn lmpop_command(srv: &mut Server, c: &mut Client) {
     }
     let count = if count == -1 { 1 } else { count };
     let dbid = c.db;
-    for k in 2..where_idx {
+    let first_key = numkeys_idx + 1;
+    for k in first_key..where_idx {
         let key = c.argv[k].clone();
         let ql = match lookup_list_write(srv, c, &key) {
             Err(()) => return,
@@ -615,7 +640,14 @@ pub fn lmpop_command(srv: &mut Server, c: &mut Client) {
         list_type_delete_range(ql, start, rangelen);
         return list_elements_removed(srv, dbid, &key, rangelen as usize);
     }
-    c.add_reply_null_array();
+    match timeout {
+        // BLMPOP with every list empty: wait for one of them.
+        Some(timeout) => {
+            let keys: Vec<bytes::Bytes> = c.argv[first_key..where_idx].to_vec();
+            crate::blocked::block_for_keys(srv, c, &keys, timeout);
+        }
+        None => c.add_reply_null_array(),
+    }
 }
 
 // ---- helpers for OBJECT / MEMORY / DEBUG ----
