@@ -146,3 +146,22 @@ fn blmpop_wakes_up_with_the_key_and_its_elements() {
     );
     assert_eq!(b.must(&["LRANGE", "y", "0", "-1"]), b"*1\r\n$1\r\n1\r\n");
 }
+
+#[test]
+fn bzpopmin_wakes_on_zadd_and_a_list_push_does_not_wake_it() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut b = Conn::connect(srv.port).unwrap();
+    a.send_cmd(&["BZPOPMIN", "k", "0"]).unwrap();
+    wait_blocked(&mut b, 1);
+    // A list under the waited-for key is not what a zset pop waits for.
+    b.must(&["RPUSH", "k", "x"]);
+    assert!(a.read_reply_within(Duration::from_millis(100)).is_err());
+    b.must(&["DEL", "k"]);
+    b.must(&["ZADD", "k", "2", "two", "1", "one"]);
+    assert_eq!(
+        a.read_reply().unwrap(),
+        b"*3\r\n$1\r\nk\r\n$3\r\none\r\n$1\r\n1\r\n"
+    );
+    assert_eq!(info_blocked_clients(&mut b), "0");
+}

@@ -14,17 +14,24 @@
 //! A client whose timeout passes gets a null reply from
 //! `handle_blocked_clients_timeout`, called before each sleep.
 
-use std::collections::VecDeque;
-
 use bytes::Bytes;
 use storage::object::Value;
 
 use crate::networking::{self, Client, CLIENT_BLOCKED};
 use crate::server::{self, Server};
 
+/// Which kind of value a parked client waits for (c->btype): a list key
+/// that becomes a zset does not wake a BLPOP, and the other way round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockType {
+    List,
+    ZSet,
+}
+
 /// What a parked client waits for (c->bstate).
 #[derive(Debug, Clone)]
 pub struct BlockState {
+    pub btype: BlockType,
     pub db: usize,
     pub keys: Vec<Bytes>,
     /// Absolute unix time in ms; 0 waits forever.
@@ -57,7 +64,13 @@ pub fn get_timeout_or_reply(srv: &Server, c: &mut Client, i: usize) -> Option<i6
 
 /// blockForKeys: park the client on `keys` until one gets data or the
 /// timeout passes. The command's reply comes later.
-pub fn block_for_keys(srv: &mut Server, c: &mut Client, keys: &[Bytes], timeout: i64) {
+pub fn block_for_keys(
+    srv: &mut Server,
+    c: &mut Client,
+    btype: BlockType,
+    keys: &[Bytes],
+    timeout: i64,
+) {
     let mut unique: Vec<Bytes> = Vec::with_capacity(keys.len());
     for k in keys {
         if !unique.contains(k) {
@@ -69,6 +82,7 @@ pub fn block_for_keys(srv: &mut Server, c: &mut Client, keys: &[Bytes], timeout:
         }
     }
     c.bstate = Some(BlockState {
+        btype,
         db: c.db,
         keys: unique,
         timeout,
@@ -107,31 +121,41 @@ pub fn signal_key_as_ready(srv: &mut Server, dbid: usize, key: &[u8]) {
     }
 }
 
-/// Does `key` hold a non-empty list (something a blocked pop can take)?
-fn key_has_list_data(srv: &Server, dbid: usize, key: &[u8]) -> bool {
-    match srv.dbs[dbid].dict.get(key) {
-        Some(o) => matches!(&o.value, Value::List(ql) if !ql.is_empty()),
-        None => false,
+/// Does `key` hold data a client blocked for `btype` can take?
+fn key_has_data(srv: &Server, dbid: usize, key: &[u8], btype: BlockType) -> bool {
+    match (srv.dbs[dbid].dict.get(key).map(|o| &o.value), btype) {
+        (Some(Value::List(ql)), BlockType::List) => !ql.is_empty(),
+        (Some(Value::ZSet(_)), BlockType::ZSet) => true,
+        _ => false,
     }
 }
 
 /// handleClientsBlockedOnKeys: for each ready key, serve its waiting clients
-/// in blocking order while the key still has data. Serving a client may make
-/// other keys ready (BLMOVE pushes): the loop runs until nothing is ready.
+/// in blocking order while the key still has data of the type they wait
+/// for. Serving a client may make other keys ready (BLMOVE pushes): the loop
+/// runs until nothing is ready.
 pub fn handle_clients_blocked_on_keys(srv: &mut Server) {
     if srv.handling_blocked_clients {
         return; // a served client's command made a key ready: handled below
     }
     srv.handling_blocked_clients = true;
     while let Some((dbid, key)) = srv.ready_keys.pop_front() {
-        while key_has_list_data(srv, dbid, &key) {
-            let next = srv
-                .blocking_keys
-                .get_mut(&(dbid, key.clone()))
-                .and_then(VecDeque::pop_front);
-            let Some(token) = next else {
-                break;
+        let waiting: Vec<_> = match srv.blocking_keys.get(&(dbid, key.clone())) {
+            Some(q) => q.iter().copied().collect(),
+            None => continue,
+        };
+        for token in waiting {
+            let Some(btype) = srv
+                .clients
+                .get(&token)
+                .and_then(|c| c.bstate.as_ref())
+                .map(|b| b.btype)
+            else {
+                continue;
             };
+            if !key_has_data(srv, dbid, &key, btype) {
+                continue; // nothing for this one (yet): it keeps its place
+            }
             let Some(mut bc) = srv.clients.remove(&token) else {
                 continue;
             };

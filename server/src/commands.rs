@@ -217,6 +217,27 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         NOKEYS,
     ),
     cmd(
+        "bzpopmin",
+        crate::t_zset::bzpopmin_command,
+        -3,
+        W | NS | F | CMD_BLOCKING,
+        (1, -2, 1),
+    ),
+    cmd(
+        "bzpopmax",
+        crate::t_zset::bzpopmax_command,
+        -3,
+        W | NS | F | CMD_BLOCKING,
+        (1, -2, 1),
+    ),
+    cmd(
+        "bzmpop",
+        crate::t_zset::bzmpop_command,
+        -5,
+        W | CMD_BLOCKING | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
+    cmd(
         "blmpop",
         crate::t_list::blmpop_command,
         -5,

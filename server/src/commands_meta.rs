@@ -306,6 +306,78 @@ pub static COMMAND_META: &[CommandMeta] = &[
         },
     },
     CommandMeta {
+        fullname: "bzmpop",
+        acl_categories: &["@write", "@sortedset", "@slow", "@blocking"],
+        tips: &[],
+        key_specs: &[
+            KeySpec { notes: None, flags: &["RW", "access", "delete"], begin_search: BeginSearch::Index(2), find_keys: FindKeys::Keynum { keynumidx: 0, firstkey: 1, keystep: 1 } },
+        ],
+        docs: CommandDocs {
+            summary: "Remove and return members with scores in a sorted set or block until one is available",
+            since: "7.0.0",
+            group: "sorted-set",
+            complexity: Some("O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped."),
+            doc_flags: &[],
+            deprecated_since: None,
+            replaced_by: None,
+            history: &[],
+            arguments: &[
+                CommandArg { name: "timeout", kind: "double", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                CommandArg { name: "numkeys", kind: "integer", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                CommandArg { name: "key", kind: "key", key_spec_index: 0, token: None, summary: None, since: None, deprecated_since: None, flags: &["multiple"], arguments: &[] },
+                CommandArg { name: "where", kind: "oneof", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[
+                    CommandArg { name: "min", kind: "pure-token", key_spec_index: -1, token: Some("MIN"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    CommandArg { name: "max", kind: "pure-token", key_spec_index: -1, token: Some("MAX"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                ] },
+                CommandArg { name: "count", kind: "integer", key_spec_index: -1, token: Some("COUNT"), summary: None, since: None, deprecated_since: None, flags: &["optional"], arguments: &[] },
+            ],
+        },
+    },
+    CommandMeta {
+        fullname: "bzpopmax",
+        acl_categories: &["@write", "@sortedset", "@fast", "@blocking"],
+        tips: &[],
+        key_specs: &[
+            KeySpec { notes: None, flags: &["RW", "access", "delete"], begin_search: BeginSearch::Index(1), find_keys: FindKeys::Range { lastkey: -2, keystep: 1, limit: 0 } },
+        ],
+        docs: CommandDocs {
+            summary: "Remove and return the member with the highest score from one or more sorted sets, or block until one is available",
+            since: "5.0.0",
+            group: "sorted-set",
+            complexity: Some("O(log(N)) with N being the number of elements in the sorted set."),
+            doc_flags: &[],
+            deprecated_since: None,
+            replaced_by: None,
+            history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
+            arguments: &[
+                CommandArg { name: "key", kind: "key", key_spec_index: 0, token: None, summary: None, since: None, deprecated_since: None, flags: &["multiple"], arguments: &[] },
+                CommandArg { name: "timeout", kind: "double", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+            ],
+        },
+    },
+    CommandMeta {
+        fullname: "bzpopmin",
+        acl_categories: &["@write", "@sortedset", "@fast", "@blocking"],
+        tips: &[],
+        key_specs: &[
+            KeySpec { notes: None, flags: &["RW", "access", "delete"], begin_search: BeginSearch::Index(1), find_keys: FindKeys::Range { lastkey: -2, keystep: 1, limit: 0 } },
+        ],
+        docs: CommandDocs {
+            summary: "Remove and return the member with the lowest score from one or more sorted sets, or block until one is available",
+            since: "5.0.0",
+            group: "sorted-set",
+            complexity: Some("O(log(N)) with N being the number of elements in the sorted set."),
+            doc_flags: &[],
+            deprecated_since: None,
+            replaced_by: None,
+            history: &[("6.0.0", "`timeout` is interpreted as a double instead of an integer.")],
+            arguments: &[
+                CommandArg { name: "key", kind: "key", key_spec_index: 0, token: None, summary: None, since: None, deprecated_since: None, flags: &["multiple"], arguments: &[] },
+                CommandArg { name: "timeout", kind: "double", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+            ],
+        },
+    },
+    CommandMeta {
         fullname: "client",
         acl_categories: &["@slow"],
         tips: &[],

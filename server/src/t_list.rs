@@ -644,7 +644,7 @@ fn lmpop_generic_command(
         // BLMPOP with every list empty: wait for one of them.
         Some(timeout) => {
             let keys: Vec<bytes::Bytes> = c.argv[first_key..where_idx].to_vec();
-            crate::blocked::block_for_keys(srv, c, &keys, timeout);
+            crate::blocked::block_for_keys(srv, c, crate::blocked::BlockType::List, &keys, timeout);
         }
         None => c.add_reply_null_array(),
     }
@@ -755,7 +755,7 @@ fn blocking_pop_generic_command(srv: &mut Server, c: &mut Client, wh: ListWhere)
     }
     // Every list is empty: wait for one of them.
     let keys: Vec<bytes::Bytes> = c.argv[1..last].to_vec();
-    crate::blocked::block_for_keys(srv, c, &keys, timeout);
+    crate::blocked::block_for_keys(srv, c, crate::blocked::BlockType::List, &keys, timeout);
 }
 
 /// BLPOP key [key ...] timeout
@@ -785,7 +785,9 @@ fn blmove_generic_command(
     match lookup_list_write(srv, c, &src) {
         Err(()) => {}
         Ok(Some(_)) => lmove_generic_command(srv, c, wherefrom, whereto),
-        Ok(None) => crate::blocked::block_for_keys(srv, c, &[src], timeout),
+        Ok(None) => {
+            crate::blocked::block_for_keys(srv, c, crate::blocked::BlockType::List, &[src], timeout)
+        }
     }
 }
 

@@ -689,14 +689,34 @@ fn zpop_min_max_command(srv: &mut Server, c: &mut Client, max: bool) {
 }
 
 /// ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]
-// redis: t_zset.c zmpopCommand / zmpopGenericCommand
+// redis: t_zset.c zmpopCommand
 pub fn zmpop_command(srv: &mut Server, c: &mut Client) {
+    zmpop_generic_command(srv, c, 1, None);
+}
+
+/// BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]
+// redis: t_zset.c bzmpopCommand
+pub fn bzmpop_command(srv: &mut Server, c: &mut Client) {
+    let Some(timeout) = crate::blocked::get_timeout_or_reply(srv, c, 1) else {
+        return;
+    };
+    zmpop_generic_command(srv, c, 2, Some(timeout));
+}
+
+/// zmpopGenericCommand: `numkeys` at `numkeys_idx`; with a timeout
+/// (BZMPOP), all-empty keys park the client (blocked.rs).
+fn zmpop_generic_command(
+    srv: &mut Server,
+    c: &mut Client,
+    numkeys_idx: usize,
+    timeout: Option<i64>,
+) {
     // getRangeLongFromObjectOrReply with a message: used for both failures.
-    let numkeys = match string2ll(c.arg(1)) {
+    let numkeys = match string2ll(c.arg(numkeys_idx)) {
         Some(n) if n >= 1 => n as u64,
         _ => return c.add_reply_error("ERR numkeys should be greater than 0"),
     };
-    let where_idx = match numkeys.checked_add(2) {
+    let where_idx = match numkeys.checked_add(numkeys_idx as u64 + 1) {
         Some(w) if w < c.argc() as u64 => w as usize,
         _ => return c.add_reply_syntax_error(),
     };
@@ -721,8 +741,76 @@ pub fn zmpop_command(srv: &mut Server, c: &mut Client) {
         }
         j += 1;
     }
-    let keys: Vec<Bytes> = c.argv[2..where_idx].to_vec();
+    let keys: Vec<Bytes> = c.argv[numkeys_idx + 1..where_idx].to_vec();
+    if let Some(timeout) = timeout {
+        if !any_zset_exists(srv, c, &keys) {
+            return park_for_zsets(srv, c, &keys, timeout);
+        }
+    }
     generic_zpop_command(srv, c, &keys, max, true, count.max(1), true, true);
+}
+
+/// Does any of `keys` hold a zset? (WRONGTYPE is left to the pop itself.)
+fn any_zset_exists(srv: &mut Server, c: &Client, keys: &[Bytes]) -> bool {
+    keys.iter().any(|k| {
+        matches!(
+            lookup_key_write(srv, c.db, k).map(|o| &o.value),
+            Some(Value::ZSet(_))
+        )
+    })
+}
+
+/// Block for `keys` unless one of them holds another type (then the pop's
+/// own WRONGTYPE reply is what Redis sends).
+fn park_for_zsets(srv: &mut Server, c: &mut Client, keys: &[Bytes], timeout: i64) {
+    for k in keys {
+        if lookup_key_write(srv, c.db, k).is_some() {
+            return c.add_reply_wrongtype();
+        }
+    }
+    crate::blocked::block_for_keys(srv, c, crate::blocked::BlockType::ZSet, keys, timeout);
+}
+
+/// BZPOPMIN/BZPOPMAX: `[key, member, score]` from the first non-empty zset
+/// of the keys, or park until one exists (blockingGenericZpopCommand).
+fn blocking_zpop_command(srv: &mut Server, c: &mut Client, max: bool) {
+    let last = c.argc() - 1;
+    let Some(timeout) = crate::blocked::get_timeout_or_reply(srv, c, last) else {
+        return;
+    };
+    let dbid = c.db;
+    for k in 1..last {
+        let key = c.argv[k].clone();
+        let z = match zset_write(srv, c, &key) {
+            Err(()) => return,
+            Ok(None) => continue,
+            Ok(Some(z)) => z,
+        };
+        let popped = z.pop(1, max);
+        c.add_reply_array_len(1 + popped.len() * 2);
+        c.add_reply_bulk(&key);
+        for (e, score) in &popped {
+            c.add_reply_bulk(e);
+            c.add_reply_double(*score);
+        }
+        delete_if_empty(srv, dbid, &key);
+        srv.dirty += popped.len() as u64;
+        return;
+    }
+    let keys: Vec<Bytes> = c.argv[1..last].to_vec();
+    crate::blocked::block_for_keys(srv, c, crate::blocked::BlockType::ZSet, &keys, timeout);
+}
+
+/// BZPOPMIN key [key ...] timeout
+// redis: t_zset.c bzpopminCommand
+pub fn bzpopmin_command(srv: &mut Server, c: &mut Client) {
+    blocking_zpop_command(srv, c, false);
+}
+
+/// BZPOPMAX key [key ...] timeout
+// redis: t_zset.c bzpopmaxCommand
+pub fn bzpopmax_command(srv: &mut Server, c: &mut Client) {
+    blocking_zpop_command(srv, c, true);
 }
 
 /// genericZpopCommand: pop from the first non-empty key of `keys`.
