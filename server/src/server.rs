@@ -17,7 +17,6 @@ use lazyfree::LazyFree;
 use mio::net::TcpListener;
 use mio::{Poll, Token};
 use storage::db::Db;
-use storage::dict::Dict;
 use storage::expire::{CycleType, ExpireCycleState};
 
 use crate::commands::{
@@ -656,11 +655,6 @@ fn databases_cron(srv: &mut Server) {
 /// Milliseconds until the next server_cron tick, from the effective hz.
 pub fn cron_period(srv: &Server) -> Duration {
     Duration::from_millis((1000 / srv.hz.clamp(CONFIG_MIN_HZ, CONFIG_MAX_HZ)) as u64)
-}
-
-/// Return a dict's allocation for reuse. Helper for FLUSH*/SWAPDB.
-pub fn empty_dict<V>() -> Dict<V> {
-    Dict::new()
 }
 
 // ---- commands that live in server.c ----
