@@ -171,17 +171,20 @@ fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
         // maxclients: refuse with Redis's error, written directly.
         if srv.clients.len() as u64 >= srv.config.maxclients {
             use std::io::Write;
-            let _ = c
-                .stream
-                .write_all(b"-ERR max number of clients reached\r\n");
+            if let Some(stream) = c.stream.as_mut() {
+                let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
+            }
             srv.stats.rejected_conn += 1;
             continue;
         }
-        if let Err(e) = srv
-            .poll
-            .registry()
-            .register(&mut c.stream, token, Interest::READABLE)
-        {
+        let registered = match c.stream.as_mut() {
+            Some(stream) => srv
+                .poll
+                .registry()
+                .register(stream, token, Interest::READABLE),
+            None => Ok(()),
+        };
+        if let Err(e) = registered {
             server_log(
                 LogLevel::Warning,
                 &format!("Error registering fd event for the new client: {e}"),
@@ -251,7 +254,9 @@ pub fn free_client(srv: &mut Server, token: Token) {
     if let Some(mut c) = srv.clients.remove(&token) {
         // A client that disconnects while blocked leaves its queues.
         crate::blocked::unblock_client(srv, &mut c);
-        let _ = srv.poll.registry().deregister(&mut c.stream);
+        if let Some(stream) = c.stream.as_mut() {
+            let _ = srv.poll.registry().deregister(stream);
+        }
         srv.clients_pending_write.retain(|t| *t != token);
         srv.clients_pending_read.retain(|t| *t != token);
         server_log(

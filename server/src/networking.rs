@@ -73,7 +73,9 @@ pub struct Client {
     pub id: u64,
     /// The poller token of this connection.
     pub token: Token,
-    pub stream: TcpStream,
+    /// The connection; `None` for a fake client (Redis's `createClient(NULL)`)
+    /// such as the one Lua scripts run their commands through.
+    pub stream: Option<TcpStream>,
     /// `ip:port` of the peer and of our side (CLIENT LIST addr / laddr).
     pub addr: String,
     pub laddr: String,
@@ -124,14 +126,26 @@ impl Client {
             .map(|a| format_addr(&a))
             .unwrap_or_default();
         let fd = raw_fd(&stream);
+        let mut c = Client::new_fake(id, token);
+        c.stream = Some(stream);
+        c.addr = format_addr(&peer);
+        c.laddr = laddr;
+        c.fd = fd;
+        c
+    }
+
+    /// createClient(NULL): a client with no connection. Its replies collect
+    /// in `reply` for whoever runs commands through it (a script) to read.
+    /// CLIENT LIST shows such clients with fd=-1.
+    pub fn new_fake(id: u64, token: Token) -> Client {
         let now = Instant::now();
         Client {
             id,
             token,
-            stream,
-            addr: format_addr(&peer),
-            laddr,
-            fd,
+            stream: None,
+            addr: String::new(),
+            laddr: String::new(),
+            fd: -1,
             querybuf: BytesMut::with_capacity(PROTO_IOBUF_LEN),
             querybuf_peak: 0,
             parser: RequestParser::new(),
@@ -315,7 +329,10 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
         }
     }
     c.querybuf.reserve(readlen);
-    let res = read_into_spare_capacity(&mut c.stream, &mut c.querybuf, readlen);
+    let Some(stream) = c.stream.as_mut() else {
+        return;
+    };
+    let res = read_into_spare_capacity(stream, &mut c.querybuf, readlen);
     match res {
         Ok(0) => {
             server_log(LogLevel::Verbose, "Client closed connection");
@@ -448,16 +465,20 @@ pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
 /// (Redis treats monitors like replicas: uncapped).
 /// Returns Err only when the connection is broken.
 pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
+    let Some(stream) = c.stream.as_mut() else {
+        // A fake client keeps its reply for the caller to read.
+        return Ok(());
+    };
     let mut written = 0usize;
     let mut socket_full = false;
-    let cap = if c.has_flag(CLIENT_MONITOR) {
+    let cap = if c.flags & CLIENT_MONITOR != 0 {
         usize::MAX
     } else {
         NET_MAX_WRITES_PER_EVENT
     };
     while !c.reply.is_empty() && written < cap {
         let end = c.reply.len().min(cap - written);
-        match c.stream.write(&c.reply[..end]) {
+        match stream.write(&c.reply[..end]) {
             Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
             Ok(n) => {
                 let _ = c.reply.split_to(n);
@@ -481,11 +502,11 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
         if c.reply.capacity() > 4 * PROTO_REPLY_CHUNK_BYTES {
             c.reply = BytesMut::with_capacity(PROTO_REPLY_CHUNK_BYTES);
         }
-        if c.has_flag(CLIENT_WRITE_INTEREST) {
+        if c.flags & CLIENT_WRITE_INTEREST != 0 {
             // Nothing left: stop asking for writable events.
             srv.poll
                 .registry()
-                .reregister(&mut c.stream, c.token, Interest::READABLE)?;
+                .reregister(stream, c.token, Interest::READABLE)?;
             c.flags &= !CLIENT_WRITE_INTEREST;
         }
         if c.has_flag(CLIENT_CLOSE_AFTER_REPLY) {
@@ -494,9 +515,9 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     } else if socket_full {
         // The kernel's buffer is full: let the poller tell us when it can
         // take more (Redis installs a write handler).
-        if !c.has_flag(CLIENT_WRITE_INTEREST) {
+        if c.flags & CLIENT_WRITE_INTEREST == 0 {
             srv.poll.registry().reregister(
-                &mut c.stream,
+                stream,
                 c.token,
                 Interest::READABLE | Interest::WRITABLE,
             )?;
