@@ -66,6 +66,21 @@ pub const CLIENT_POSTPONED: u32 = 1 << 7;
 /// Parked by a blocking command (BLPOP...) until a key gets data or the
 /// timeout passes: see blocked.rs.
 pub const CLIENT_BLOCKED: u32 = 1 << 8;
+/// Between MULTI and EXEC/DISCARD: commands are queued (multi.rs).
+pub const CLIENT_MULTI: u32 = 1 << 9;
+/// A WATCHed key was touched: the next EXEC fails (multi.rs).
+pub const CLIENT_DIRTY_CAS: u32 = 1 << 10;
+/// A command failed while queueing: EXEC replies EXECABORT (multi.rs).
+pub const CLIENT_DIRTY_EXEC: u32 = 1 << 11;
+/// The client may not block (inside MULTI/EXEC or a script): blocking
+/// commands behave as their non-blocking forms.
+pub const CLIENT_DENY_BLOCKING: u32 = 1 << 12;
+/// The fake client Lua scripts and functions run commands through.
+pub const CLIENT_SCRIPT: u32 = 1 << 13;
+/// Subscribed to at least one channel or pattern (pubsub.rs).
+pub const CLIENT_PUBSUB: u32 = 1 << 14;
+/// Executing EXEC's queued commands.
+pub const CLIENT_EXECUTING_MULTI: u32 = 1 << 15;
 
 /// Whose connection this is, as CLIENT KILL TYPE / CLIENT LIST see it.
 pub struct Client {
