@@ -314,7 +314,9 @@ def args_rs(args, indent, where):
         expect_keys(where, a, ARG_FIELDS)
         expect_order(where, a, ARG_FIELDS)
         kind = a.get("type")
-        if (kind == "key") != ("key_spec_index" in a.keys()):
+        # Keys always have a key spec; patterns that name keys (SORT) may.
+        if (kind == "key" and "key_spec_index" not in a.keys()) or (
+                kind not in ("key", "pattern") and "key_spec_index" in a.keys()):
             raise SystemExit("gen-command-meta: %s: key_spec_index/type mismatch" % where)
         if (kind in ("oneof", "block")) != ("arguments" in a.keys()):
             raise SystemExit("gen-command-meta: %s: arguments/type mismatch" % where)

@@ -167,3 +167,32 @@ fn bzpopmin_wakes_on_zadd_and_a_list_push_does_not_wake_it() {
     );
     assert_eq!(info_blocked_clients(&mut b), "0");
 }
+
+/// Redis 7.0 counts a blocked command once, when it is served or times out
+/// (updateStatsOnUnblock), and MONITOR shows it once, when it blocks.
+#[test]
+fn blocked_command_counted_once() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut pusher = Conn::connect(srv.port).unwrap();
+    let mut mon = Conn::connect(srv.port).unwrap();
+    mon.must(&["MONITOR"]);
+    pusher.must(&["CONFIG", "RESETSTAT"]);
+    // One time-out...
+    assert_eq!(a.must(&["BLPOP", "q", "0.05"]), b"*-1\r\n");
+    // ...and one served.
+    a.send_cmd(&["BLPOP", "q", "0"]).unwrap();
+    wait_blocked(&mut pusher, 1);
+    pusher.must(&["RPUSH", "q", "x"]);
+    assert_eq!(a.read_reply().unwrap(), b"*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
+    let stats = String::from_utf8_lossy(&pusher.must(&["INFO", "commandstats"])).into_owned();
+    assert!(
+        stats.contains("cmdstat_blpop:calls=2,"),
+        "each BLPOP counted once: {stats}"
+    );
+    let mut fed = 0;
+    while let Ok(line) = mon.read_reply_within(Duration::from_millis(200)) {
+        fed += usize::from(String::from_utf8_lossy(&line).contains("\"BLPOP\""));
+    }
+    assert_eq!(fed, 2, "MONITOR shows each BLPOP once");
+}

@@ -241,6 +241,67 @@ pub fn put_back_client(srv: &mut Server, mut c: Box<Client>) {
     srv.clients.insert(token, c);
 }
 
+/// processEventsWhileBlocked: serve OTHER clients from inside a long
+/// operation (a script past busy-reply-threshold, called from its hook).
+/// Up to 4 passes of: poll without waiting, accept, read and run commands,
+/// write replies, close clients marked for closing; stop early when a pass
+/// found nothing. Most commands get BUSY (see server::process_command), but
+/// SCRIPT KILL, FUNCTION KILL and SHUTDOWN NOSAVE get through.
+///
+/// No cron and no blocked-client, expiry or pause work runs here (Redis
+/// replaces serverCron by a small whileBlockedCron): the script must not
+/// see keys expire or data change under it. The running client is out of
+/// `srv.clients`, so its own input is left alone; a readable event for it
+/// is remembered in `clients_pending_read` for after the script (mio only
+/// reports new readiness once).
+pub fn process_events_while_blocked(srv: &mut Server) {
+    let mut events = Events::with_capacity(EVENTS_PER_POLL);
+    for _ in 0..4 {
+        if let Err(e) = srv.poll.poll(&mut events, Some(Duration::ZERO)) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                server_log(LogLevel::Warning, &format!("poll() failed: {e}"));
+            }
+        }
+        let pending: Vec<Token> = std::mem::take(&mut srv.clients_pending_read);
+        let mut processed = pending.len();
+        for token in pending {
+            if srv.clients.contains_key(&token) {
+                handle_client_readable(srv, token);
+            } else {
+                srv.clients_pending_read.push(token);
+                processed -= 1;
+            }
+        }
+        for event in events.iter() {
+            let token = event.token();
+            processed += 1;
+            if token == LISTENER_TOKEN || token.0 < srv.listeners.len() {
+                accept_tcp_handler(srv, token.0);
+                continue;
+            }
+            if !srv.clients.contains_key(&token) {
+                // The client running the script: read it after the script.
+                if !srv.clients_pending_read.contains(&token) {
+                    srv.clients_pending_read.push(token);
+                }
+                continue;
+            }
+            if event.is_readable() || event.is_read_closed() || event.is_error() {
+                handle_client_readable(srv, token);
+            }
+            if event.is_writable() {
+                handle_client_writable(srv, token);
+            }
+        }
+        free_clients_in_async_free_queue(srv);
+        handle_clients_with_pending_writes(srv);
+        free_clients_in_async_free_queue(srv);
+        if processed == 0 {
+            break;
+        }
+    }
+}
+
 /// freeClientsInAsyncFreeQueue: close the clients marked for closing.
 fn free_clients_in_async_free_queue(srv: &mut Server) {
     let to_close: Vec<Token> = std::mem::take(&mut srv.clients_to_close);
@@ -252,8 +313,12 @@ fn free_clients_in_async_free_queue(srv: &mut Server) {
 /// freeClient: unregister and drop the connection.
 pub fn free_client(srv: &mut Server, token: Token) {
     if let Some(mut c) = srv.clients.remove(&token) {
-        // A client that disconnects while blocked leaves its queues.
+        // A client that disconnects while blocked leaves its queues, and
+        // a watching one its watched keys.
         crate::blocked::unblock_client(srv, &mut c);
+        crate::multi::discard_transaction(srv, &mut c);
+        // ... and every channel and pattern it subscribed to.
+        crate::pubsub::pubsub_unsubscribe_all(srv, &mut c);
         if let Some(stream) = c.stream.as_mut() {
             let _ = srv.poll.registry().deregister(stream);
         }

@@ -64,6 +64,11 @@ pub fn get_timeout_or_reply(srv: &Server, c: &mut Client, i: usize) -> Option<i6
 
 /// blockForKeys: park the client on `keys` until one gets data or the
 /// timeout passes. The command's reply comes later.
+///
+/// A client that may not block (CLIENT_DENY_BLOCKING: inside EXEC or a
+/// script) is not parked: it gets the time-out reply, a null array, at
+/// once, so a blocking pop behaves as its non-blocking form (BLMOVE, whose
+/// reply is a null bulk, checks this itself before calling).
 pub fn block_for_keys(
     srv: &mut Server,
     c: &mut Client,
@@ -71,6 +76,10 @@ pub fn block_for_keys(
     keys: &[Bytes],
     timeout: i64,
 ) {
+    if c.has_flag(crate::networking::CLIENT_DENY_BLOCKING) {
+        c.add_reply_null_array();
+        return;
+    }
     let mut unique: Vec<Bytes> = Vec::with_capacity(keys.len());
     for k in keys {
         if !unique.contains(k) {
@@ -170,7 +179,9 @@ pub fn handle_clients_blocked_on_keys(srv: &mut Server) {
 /// Run a parked client's command again: it finds data now and replies.
 /// What the client sent after it runs from `process_unblocked_clients`.
 fn resume_client(srv: &mut Server, c: &mut Client) {
+    srv.reprocessing_command = true;
     server::process_command(srv, c);
+    srv.reprocessing_command = false;
     if !c.has_flag(CLIENT_BLOCKED) {
         srv.unblocked_clients.push(c.token);
     }
@@ -217,6 +228,7 @@ pub fn handle_blocked_clients_timeout(srv: &mut Server) {
         unblock_client(srv, &mut c);
         // replyToBlockedClientTimedOut: a null array for list pops.
         c.add_reply_null_array();
+        server::update_stats_on_unblock(srv, &c);
         srv.unblocked_clients.push(token);
         crate::ae::put_back_client(srv, c);
     }
@@ -241,5 +253,6 @@ pub fn unblock_client_from_command(srv: &mut Server, c: &mut Client, with_error:
     } else {
         c.add_reply_null_array();
     }
+    server::update_stats_on_unblock(srv, c);
     srv.unblocked_clients.push(c.token);
 }

@@ -22,7 +22,8 @@ use crate::latency::{self, CommandHistogram};
 use crate::networking::Client;
 use crate::server::Server;
 use crate::{
-    config, db, debug, expire, info, monitor, networking, object, server, slowlog, t_string,
+    config, db, debug, expire, info, monitor, multi, networking, object, pubsub, server, slowlog,
+    t_string,
 };
 
 /// A command implementation: runs against the server on behalf of a client
@@ -502,6 +503,27 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         R,
         KEY1,
     ),
+    // ---- transactions (multi.c) ----
+    cmd("multi", multi::multi_command, 1, NS | LD | ST | F | CMD_ALLOW_BUSY, NOKEYS),
+    cmd("exec", multi::exec_command, 1, NS | LD | ST | CMD_SKIP_SLOWLOG, NOKEYS),
+    cmd("discard", multi::discard_command, 1, NS | LD | ST | F | CMD_ALLOW_BUSY, NOKEYS),
+    cmd("watch", multi::watch_command, -2, NS | LD | ST | F | CMD_ALLOW_BUSY, (1, -1, 1)),
+    cmd("unwatch", multi::unwatch_command, 1, NS | LD | ST | F | CMD_ALLOW_BUSY, NOKEYS),
+    // ---- SORT (sort.c) ----
+    cmd(
+        "sort",
+        crate::sort::sort_command,
+        -2,
+        W | M | CMD_MOVABLE_KEYS,
+        KEY1,
+    ),
+    cmd(
+        "sort_ro",
+        crate::sort::sort_ro_command,
+        -2,
+        R | CMD_MOVABLE_KEYS,
+        KEY1,
+    ),
     // ---- keyspace (db.c, expire.c) ----
     cmd("del", db::del_command, -2, W, (1, -1, 1)),
     cmd("unlink", db::unlink_command, -2, W | F, (1, -1, 1)),
@@ -561,6 +583,85 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         NOKEYS,
     ),
     container("client", server::container_command, -2, CLIENT_SUBCOMMANDS),
+    // ---- pub/sub (pubsub.c); shard channels are "keys" for cluster routing ----
+    cmd(
+        "subscribe",
+        pubsub::subscribe_command,
+        -2,
+        CMD_PUBSUB | NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "unsubscribe",
+        pubsub::unsubscribe_command,
+        -1,
+        CMD_PUBSUB | NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "psubscribe",
+        pubsub::psubscribe_command,
+        -2,
+        CMD_PUBSUB | NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "punsubscribe",
+        pubsub::punsubscribe_command,
+        -1,
+        CMD_PUBSUB | NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "publish",
+        pubsub::publish_command,
+        3,
+        CMD_PUBSUB | LD | ST | F,
+        NOKEYS,
+    ),
+    cmd(
+        "ssubscribe",
+        pubsub::ssubscribe_command,
+        -2,
+        CMD_PUBSUB | NS | LD | ST,
+        (1, -1, 1),
+    ),
+    cmd(
+        "sunsubscribe",
+        pubsub::sunsubscribe_command,
+        -1,
+        CMD_PUBSUB | NS | LD | ST,
+        (1, -1, 1),
+    ),
+    cmd(
+        "spublish",
+        pubsub::spublish_command,
+        3,
+        CMD_PUBSUB | LD | ST | F,
+        KEY1,
+    ),
+    container("pubsub", server::container_command, -2, PUBSUB_SUBCOMMANDS),
+    // ---- functions (functions.c); FCALL's keys follow numkeys ----
+    container(
+        "function",
+        server::container_command,
+        -2,
+        FUNCTION_SUBCOMMANDS,
+    ),
+    cmd(
+        "fcall",
+        crate::function::fcall_command,
+        -3,
+        NS | ST | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
+    cmd(
+        "fcall_ro",
+        crate::function::fcallro_command,
+        -3,
+        R | NS | ST | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
     // ---- server (server.c, config.c, object.c, debug.c) ----
     CommandSpec {
         flags: LD | ST,
@@ -605,6 +706,115 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         A | NS | LD | ST,
         NOKEYS,
     ),
+    // ---- scripting (eval.c): keys come from numkeys, and MONITOR shows
+    // the commands the script runs (skip_monitor) ----
+    cmd(
+        "eval",
+        crate::eval::eval_command,
+        -3,
+        NS | ST | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
+    cmd(
+        "evalsha",
+        crate::eval::evalsha_command,
+        -3,
+        NS | ST | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
+    cmd(
+        "eval_ro",
+        crate::eval::eval_ro_command,
+        -3,
+        R | NS | ST | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
+    cmd(
+        "evalsha_ro",
+        crate::eval::evalsha_ro_command,
+        -3,
+        R | NS | ST | CMD_SKIP_MONITOR | CMD_NO_MANDATORY_KEYS | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
+    container("script", server::container_command, -2, SCRIPT_SUBCOMMANDS),
+];
+
+static SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
+    cmd("exists", crate::eval::script_exists_command, -3, NS, NOKEYS),
+    cmd("debug", crate::eval::script_debug_command, 3, NS, NOKEYS),
+    cmd(
+        "kill",
+        crate::eval::script_kill_command,
+        2,
+        NS | CMD_ALLOW_BUSY,
+        NOKEYS,
+    ),
+    cmd("load", crate::eval::script_load_command, 3, NS | ST, NOKEYS),
+    cmd("flush", crate::eval::script_flush_command, -2, NS, NOKEYS),
+    cmd("help", crate::eval::script_help_command, 2, LD | ST, NOKEYS),
+];
+
+static PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
+    cmd(
+        "channels",
+        pubsub::pubsub_channels_command,
+        -2,
+        CMD_PUBSUB | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "numsub",
+        pubsub::pubsub_numsub_command,
+        -2,
+        CMD_PUBSUB | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "numpat",
+        pubsub::pubsub_numpat_command,
+        2,
+        CMD_PUBSUB | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "shardchannels",
+        pubsub::pubsub_shardchannels_command,
+        -2,
+        CMD_PUBSUB | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "shardnumsub",
+        pubsub::pubsub_shardnumsub_command,
+        -2,
+        CMD_PUBSUB | LD | ST,
+        NOKEYS,
+    ),
+    cmd("help", pubsub::pubsub_help_command, 2, LD | ST, NOKEYS),
+];
+
+/// FUNCTION DUMP and RESTORE are missing on purpose (no RDB format in
+/// redis-lite): they answer as unknown subcommands.
+static FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[
+    cmd("load", crate::function::function_load_command, -3, W | M | NS, NOKEYS),
+    cmd("list", crate::function::function_list_command, -2, NS, NOKEYS),
+    cmd("delete", crate::function::function_delete_command, 3, W | NS, NOKEYS),
+    cmd("flush", crate::function::function_flush_command, -2, W | NS, NOKEYS),
+    cmd(
+        "stats",
+        crate::function::function_stats_command,
+        2,
+        NS | CMD_ALLOW_BUSY,
+        NOKEYS,
+    ),
+    cmd(
+        "kill",
+        crate::function::function_kill_command,
+        2,
+        NS | CMD_ALLOW_BUSY,
+        NOKEYS,
+    ),
+    cmd("help", crate::function::function_help_command, 2, LD | ST, NOKEYS),
 ];
 
 static SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[
@@ -1187,7 +1397,8 @@ fn add_reply_bulk_pair(c: &mut Client, name: &str, value: &str) {
 fn add_reply_command_args(c: &mut Client, args: &[CommandArg]) {
     c.add_reply_array_len(args.len());
     for a in args {
-        let is_key = a.kind == "key";
+        // Key arguments, and patterns that name keys (SORT BY/GET).
+        let is_key = a.key_spec_index != -1;
         let nested = a.kind == "oneof" || a.kind == "block";
         let optional = [
             is_key,
@@ -1482,6 +1693,8 @@ type GetKeysProc = fn(&[Bytes]) -> Vec<KeyReference>;
 fn getkeys_proc(fullname: &str) -> Option<GetKeysProc> {
     match fullname {
         "set" => Some(set_get_keys),
+        "sort" => Some(crate::sort::sort_get_keys),
+        "sort_ro" => Some(crate::sort::sort_ro_get_keys),
         _ => None,
     }
 }

@@ -21,6 +21,9 @@
 use storage::object::RObj;
 
 use crate::networking::Client;
+use crate::notify::{
+    notify_keyspace_event, NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_KEY_MISS, NOTIFY_NEW,
+};
 use crate::server::Server;
 
 // ---- lookups (db.c lookupKey*) ----
@@ -50,6 +53,8 @@ pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     let threshold = srv.config.latency_monitor_threshold;
     srv.latency
         .add_sample_if_needed(threshold, "expire-del", ms);
+    notify_keyspace_event(srv, NOTIFY_EXPIRED, "expired", key, dbid);
+    signal_modified_key(srv, dbid, key);
     srv.stats.expiredkeys += 1;
 }
 
@@ -57,10 +62,17 @@ pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
 /// keyspace hit or miss and touches the object's LRU clock.
 pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
     if expire_if_needed(srv, dbid, key) {
+        notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
         srv.stats.keyspace_misses += 1;
         return None;
     }
     let lru = srv.lruclock;
+    // A miss is notified before the lookup: the borrow it returns cannot be
+    // released in its None arm. The flag test keeps hits at one dict probe.
+    let keymiss = srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
+    if keymiss && srv.dbs[dbid].dict.get(key).is_none() {
+        notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
+    }
     match srv.dbs[dbid].dict.find(key) {
         Some(o) => {
             srv.stats.keyspace_hits += 1;
@@ -99,6 +111,10 @@ pub fn key_exists(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 /// unless `keep_ttl`. The old value, if any, is freed here.
 pub fn set_key(srv: &mut Server, dbid: usize, key: &[u8], val: RObj, keep_ttl: bool) {
     let old = srv.dbs[dbid].set_value(key, val, keep_ttl);
+    if old.is_none() {
+        // setKey -> dbAdd: the key is new.
+        notify_keyspace_event(srv, NOTIFY_NEW, "new", key, dbid);
+    }
     if let Some(old) = old {
         // dbSetValue: the overwritten value goes to the lazy-free thread
         // with lazyfree-lazy-server-del (if it is big enough).
@@ -124,6 +140,7 @@ pub fn db_add(srv: &mut Server, dbid: usize, key: &[u8], val: RObj) {
     signal_modified_key(srv, dbid, key);
     // A new key may be what a blocked client waits for (signalKeyAsReady).
     crate::blocked::signal_key_as_ready(srv, dbid, key);
+    notify_keyspace_event(srv, NOTIFY_NEW, "new", key, dbid);
 }
 
 /// dbSyncDelete: remove the key and free its value on this thread.
@@ -138,9 +155,12 @@ pub fn db_sync_delete(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
     }
 }
 
-/// signalModifiedKey: the hook for WATCH and client-side caching (both come
-/// with later issues); every write to a key passes through here.
-pub fn signal_modified_key(_srv: &mut Server, _dbid: usize, _key: &[u8]) {}
+/// signalModifiedKey: every write to a key passes through here. It makes
+/// the EXEC of clients WATCHing the key fail (client-side caching would
+/// hook in here too).
+pub fn signal_modified_key(srv: &mut Server, dbid: usize, key: &[u8]) {
+    crate::multi::touch_watched_key(srv, dbid, key);
+}
 
 /// checkType: the value of the wanted type out of a looked-up object.
 /// Ok(None) when the key is missing; a WRONGTYPE reply and Err(()) when it
@@ -175,8 +195,15 @@ pub fn lookup_key_read_notouch<'a>(
     key: &[u8],
 ) -> Option<&'a mut RObj> {
     if expire_if_needed(srv, dbid, key) {
+        notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
         srv.stats.keyspace_misses += 1;
         return None;
+    }
+    // A miss is notified before the lookup: the borrow it returns cannot be
+    // released in its None arm. The flag test keeps hits at one dict probe.
+    let keymiss = srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
+    if keymiss && srv.dbs[dbid].dict.get(key).is_none() {
+        notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
     }
     match srv.dbs[dbid].dict.find(key) {
         Some(o) => {
@@ -246,6 +273,7 @@ pub fn del_generic_command(srv: &mut Server, c: &mut Client, lazy: bool) {
         expire_if_needed(srv, dbid, key);
         if db_generic_delete(srv, dbid, key, lazy) {
             signal_modified_key(srv, dbid, key);
+            notify_keyspace_event(srv, NOTIFY_GENERIC, "del", key, dbid);
             srv.dirty += 1;
             numdel += 1;
         }
@@ -533,6 +561,8 @@ fn rename_generic_command(srv: &mut Server, c: &mut Client, nx: bool) {
         srv.dbs[dbid].set_expire(&dst, when);
     }
     signal_modified_key(srv, dbid, &src);
+    notify_keyspace_event(srv, NOTIFY_GENERIC, "rename_from", &src, dbid);
+    notify_keyspace_event(srv, NOTIFY_GENERIC, "rename_to", &dst, dbid);
     srv.dirty += 1;
     if nx {
         c.add_reply_integer(1)
@@ -592,6 +622,7 @@ pub fn copy_command(srv: &mut Server, c: &mut Client) {
     if let Some(when) = expire {
         srv.dbs[dstid].set_expire(&dst, when);
     }
+    notify_keyspace_event(srv, NOTIFY_GENERIC, "copy_to", &dst, dstid);
     srv.dirty += 1;
     c.add_reply_integer(1);
 }
@@ -641,6 +672,8 @@ pub fn move_command(srv: &mut Server, c: &mut Client) {
         srv.dbs[dstid].set_expire(&key, when);
     }
     signal_modified_key(srv, srcid, &key);
+    notify_keyspace_event(srv, NOTIFY_GENERIC, "move_from", &key, srcid);
+    notify_keyspace_event(srv, NOTIFY_GENERIC, "move_to", &key, dstid);
     srv.dirty += 1;
     c.add_reply_integer(1);
 }
@@ -677,6 +710,9 @@ pub fn swapdb_command(srv: &mut Server, c: &mut Client) {
     if a != b {
         // Swap the contents, not the db numbers: clients that SELECTed db a
         // now see what was in db b.
+        // WATCHers of keys in either db see them change.
+        crate::multi::touch_all_watched_keys_in_db(srv, a, Some(b));
+        crate::multi::touch_all_watched_keys_in_db(srv, b, Some(a));
         let (lo, hi) = (a.min(b), a.max(b));
         let (left, right) = srv.dbs.split_at_mut(hi);
         let (x, y) = (&mut left[lo], &mut right[0]);
@@ -704,6 +740,8 @@ fn get_flush_command_flags(srv: &Server, c: &Client) -> Option<bool> {
 /// thread (everyone waits); ASYNC swaps in empty tables at once and hands
 /// the old ones to `bio_lazy_free` (emptyDbAsync). Returns the key count.
 fn empty_db(srv: &mut Server, dbid: usize, lazy: bool) -> usize {
+    // signalFlushedDb: WATCHers of keys in this db see them change.
+    crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
     let removed = srv.dbs[dbid].size();
     if lazy {
         let (dict, expires) = srv.dbs[dbid].take_tables();

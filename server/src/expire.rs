@@ -15,6 +15,7 @@
 
 use crate::db;
 use crate::networking::Client;
+use crate::notify::{notify_keyspace_event, NOTIFY_EXPIRED, NOTIFY_GENERIC};
 use crate::server::Server;
 use storage::expire::{CycleType, ExpireCycleConfig, SystemClock};
 
@@ -123,12 +124,15 @@ fn expire_generic_command(srv: &mut Server, c: &mut Client, basetime: i64, unit:
         return;
     }
     // checkAlreadyExpired: a time not in the future deletes the key now.
-    if when <= srv.cmd_time_snapshot {
+    let event = if when <= srv.cmd_time_snapshot {
         db::db_sync_delete(srv, dbid, &key);
+        "del"
     } else {
         srv.dbs[dbid].set_expire(&key, when);
-    }
+        "expire"
+    };
     db::signal_modified_key(srv, dbid, &key);
+    notify_keyspace_event(srv, NOTIFY_GENERIC, event, &key, dbid);
     srv.dirty += 1;
     c.add_reply_integer(1);
 }
@@ -226,6 +230,7 @@ pub fn persist_command(srv: &mut Server, c: &mut Client) {
         return;
     }
     db::signal_modified_key(srv, dbid, &key);
+    notify_keyspace_event(srv, NOTIFY_GENERIC, "persist", &key, dbid);
     srv.dirty += 1;
     c.add_reply_integer(1);
 }
@@ -249,6 +254,13 @@ pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
     let lazy = srv.config.lazyfree_lazy_expire;
     let threshold = srv.config.latency_monitor_threshold;
     let mut expired_keys = 0u64;
+    // Keys deleted by the cycle, for their "expired" events: the callback
+    // cannot publish (it runs while the dbs are borrowed), so the events
+    // go out right after the cycle, in deletion order.
+    let mut expired: Vec<(usize, Vec<u8>)> = Vec::new();
+    // (WATCHers of an expiring key must hear of it too: signalModifiedKey.)
+    let want_events = srv.config.notify_keyspace_events & NOTIFY_EXPIRED != 0
+        || !srv.watched_keys.is_empty();
     let Server {
         dbs,
         expire_state,
@@ -262,7 +274,7 @@ pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
         cycle,
         config,
         &SystemClock,
-        &mut |_dbid, _key, val| {
+        &mut |dbid, key, val| {
             // deleteExpiredKeyAndPropagate: free the value, time it.
             let start = std::time::Instant::now();
             if lazy {
@@ -273,8 +285,15 @@ pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
             let ms = start.elapsed().as_millis() as u64;
             latency.add_sample_if_needed(threshold, "expire-del", ms);
             expired_keys += 1;
+            if want_events {
+                expired.push((dbid, key.to_vec()));
+            }
         },
     );
+    for (dbid, key) in expired {
+        notify_keyspace_event(srv, NOTIFY_EXPIRED, "expired", &key, dbid);
+        crate::db::signal_modified_key(srv, dbid, &key);
+    }
     srv.stats.expiredkeys += expired_keys;
     if report.ran {
         srv.latency

@@ -24,6 +24,10 @@ pub fn monitor_command(srv: &mut Server, c: &mut Client) {
     if c.has_flag(CLIENT_MONITOR) {
         return;
     }
+    // Inside MULTI (or a script) the client cannot turn into a monitor.
+    if c.has_flag(crate::networking::CLIENT_DENY_BLOCKING) {
+        return c.add_reply_error("ERR MONITOR isn't allowed for DENY BLOCKING client");
+    }
     c.flags |= CLIENT_MONITOR;
     srv.monitors.push(c.token);
     c.add_reply_ok();

@@ -132,6 +132,15 @@ pub struct Client {
     pub obuf_soft_limit_reached_time: i64,
     /// What a blocked client waits for (blocked.rs).
     pub bstate: Option<crate::blocked::BlockState>,
+    /// What this client is subscribed to (pubsub.rs): channels, patterns
+    /// and shard channels (CLIENT LIST sub= psub= ssub=).
+    pub pubsub_channels: std::collections::HashSet<Bytes>,
+    pub pubsub_patterns: std::collections::HashSet<Bytes>,
+    pub pubsubshard_channels: std::collections::HashSet<Bytes>,
+    /// The commands queued since MULTI (multi.rs).
+    pub mstate: crate::multi::MultiState,
+    /// The keys this client WATCHes (multi.rs).
+    pub watched_keys: Vec<crate::multi::WatchedKey>,
 }
 
 impl Client {
@@ -180,6 +189,11 @@ impl Client {
             original_argv: None,
             obuf_soft_limit_reached_time: 0,
             bstate: None,
+            pubsub_channels: Default::default(),
+            pubsub_patterns: Default::default(),
+            pubsubshard_channels: Default::default(),
+            mstate: crate::multi::MultiState::default(),
+            watched_keys: Vec::new(),
         }
     }
 
@@ -550,8 +564,12 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
 }
 
 /// getClientType for output buffer limits: MONITOR clients count as
-/// `normal` (Redis flags them as replicas but exposes them as normal).
-pub fn get_client_type(_c: &Client) -> usize {
+/// `normal` (Redis flags them as replicas but exposes them as normal); a
+/// subscribed client uses the `pubsub` class.
+pub fn get_client_type(c: &Client) -> usize {
+    if c.has_flag(CLIENT_PUBSUB) {
+        return crate::config::CLIENT_TYPE_PUBSUB;
+    }
     crate::config::CLIENT_TYPE_NORMAL
 }
 
@@ -680,8 +698,10 @@ pub fn quit_command(_srv: &mut Server, c: &mut Client) {
 /// RESET
 // redis: networking.c resetCommand -> clearClientConnectionState
 pub fn reset_command(srv: &mut Server, c: &mut Client) {
-    // Nothing of MULTI, WATCH, pub/sub or tracking exists yet; when they
-    // land, they are discarded here, as Redis does.
+    // A transaction in progress and every WATCH are dropped (tracking does
+    // not exist yet). Subscriptions end silently.
+    crate::multi::discard_transaction(srv, c);
+    crate::pubsub::pubsub_unsubscribe_all(srv, c);
     c.db = 0;
     c.resp = Resp::V2;
     c.name = None;
@@ -1153,7 +1173,7 @@ const CLIENT_HELP: &[&str] = &[
 // ---- CLIENT LIST helpers ----
 
 /// getClientType: what CLIENT LIST TYPE / CLIENT KILL TYPE filter on. No
-/// replication or pub/sub yet, so every client is `Normal` (a MONITOR
+/// replication yet, so a client is `Pubsub` while subscribed, else `Normal` (a MONITOR
 /// client is normal in Redis too).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClientType {
@@ -1163,7 +1183,10 @@ pub enum ClientType {
     Master,
 }
 
-fn client_type(_c: &Client) -> ClientType {
+fn client_type(c: &Client) -> ClientType {
+    if c.has_flag(CLIENT_PUBSUB) {
+        return ClientType::Pubsub;
+    }
     ClientType::Normal
 }
 
@@ -1241,6 +1264,15 @@ pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
         "r"
     };
     let resp = if cl.resp == Resp::V3 { 3 } else { 2 };
+    // Queued commands of a MULTI in progress (-1 outside MULTI) and their
+    // memory: the queue array plus the argument bytes.
+    let multi = if cl.has_flag(CLIENT_MULTI) {
+        cl.mstate.commands.len() as i64
+    } else {
+        -1
+    };
+    let multi_mem = cl.mstate.argv_len_sums
+        + cl.mstate.commands.capacity() * std::mem::size_of::<crate::multi::MultiCmd>();
     let mut line = format!(
         "id={} addr={} laddr={} fd={} name=",
         cl.id, cl.addr, cl.laddr, cl.fd
@@ -1251,12 +1283,15 @@ pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
     }
     line.extend_from_slice(
         format!(
-            " age={age} idle={idle} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={qbuf} \
-             qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem=0 rbs={rbs} rbp={rbs} \
+            " age={age} idle={idle} flags={} db={} sub={} psub={} ssub={} multi={multi} qbuf={qbuf} \
+             qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} rbs={rbs} rbp={rbs} \
              obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} events={events} cmd={cmd} \
              user=default redir=-1 resp={resp}",
             client_flags_string(cl.flags),
-            cl.db
+            cl.db,
+            cl.pubsub_channels.len(),
+            cl.pubsub_patterns.len(),
+            cl.pubsubshard_channels.len()
         )
         .as_bytes(),
     );
@@ -1268,6 +1303,18 @@ pub fn client_flags_string(flags: u32) -> String {
     let mut s = String::new();
     if flags & CLIENT_MONITOR != 0 {
         s.push('O');
+    }
+    if flags & CLIENT_PUBSUB != 0 {
+        s.push('P');
+    }
+    if flags & CLIENT_MULTI != 0 {
+        s.push('x');
+    }
+    if flags & CLIENT_BLOCKED != 0 {
+        s.push('b');
+    }
+    if flags & CLIENT_DIRTY_CAS != 0 {
+        s.push('d');
     }
     if flags & CLIENT_CLOSE_AFTER_REPLY != 0 {
         s.push('c');

@@ -52,7 +52,23 @@ pub const LRU_CLOCK_RESOLUTION: u64 = 1000;
 /// hit/miss, without touching the LRU clock (OBJECT IDLETIME would
 /// otherwise always answer 0). The key is `argv[2]`.
 pub fn object_command_lookup<'a>(srv: &'a mut Server, c: &Client) -> Option<&'a mut RObj> {
-    crate::db::lookup_key_read_notouch(srv, c.db, c.arg(2))
+    // LOOKUP_NOTOUCH | LOOKUP_NONOTIFY: lookup_key_read_notouch without the
+    // keymiss event (OBJECT is introspection, not a read of the data).
+    let (dbid, key) = (c.db, c.arg(2));
+    if crate::db::expire_if_needed(srv, dbid, key) {
+        srv.stats.keyspace_misses += 1;
+        return None;
+    }
+    match srv.dbs[dbid].dict.find(key) {
+        Some(o) => {
+            srv.stats.keyspace_hits += 1;
+            Some(o)
+        }
+        None => {
+            srv.stats.keyspace_misses += 1;
+            None
+        }
+    }
 }
 
 /// The refcount Redis would report. Values 0..9999 stored as integers are

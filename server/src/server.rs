@@ -20,18 +20,22 @@ use storage::db::Db;
 use storage::expire::{CycleType, ExpireCycleState};
 
 use crate::commands::{
-    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_MAY_REPLICATE, CMD_NO_AUTH, CMD_PROTECTED,
+    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_MAY_REPLICATE, CMD_NO_AUTH, CMD_NO_MULTI,
+    CMD_PROTECTED,
     CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG, CMD_WRITE,
 };
 use crate::config::{Config, ProtectedAction};
 use crate::latency::LatencyMonitor;
 use crate::log::{server_log, LogLevel};
 use crate::monitor;
+use crate::multi;
 use crate::slowlog::{self, Slowlog};
 use bytes::BytesMut;
 
 use crate::networking::{
-    self, Client, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP, CLIENT_MONITOR, PROTO_IOBUF_LEN,
+    self, Client, CLIENT_BLOCKED, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP, CLIENT_MONITOR,
+    CLIENT_MULTI,
+    PROTO_IOBUF_LEN,
     PROTO_MBULK_BIG_ARG,
 };
 
@@ -162,6 +166,14 @@ pub struct Server {
     pub blocking_keys: HashMap<(usize, bytes::Bytes), std::collections::VecDeque<Token>>,
     pub ready_keys: std::collections::VecDeque<(usize, bytes::Bytes)>,
     pub blocked_tokens: Vec<Token>,
+    /// A served blocked client's command is running again (call() does
+    /// not feed it to MONITOR a second time).
+    pub reprocessing_command: bool,
+    /// WATCHed keys: (db, key) -> the clients watching it (Redis's
+    /// db->watched_keys), and touches of the running client's own watched
+    /// keys, applied when its command returns (multi.rs).
+    pub watched_keys: HashMap<(usize, bytes::Bytes), Vec<Token>>,
+    pub pending_touches: Vec<crate::multi::PendingTouch>,
     pub unblocked_clients: Vec<Token>,
     pub handling_blocked_clients: bool,
     /// CLIENT PAUSE state: what is paused and until when (unix ms).
@@ -201,6 +213,30 @@ pub struct Server {
     pub lastsave: i64,
     pub executable: String,
     pub config_file: String,
+    /// The running script, EVAL or FCALL (script.rs; Redis's curr_run_ctx):
+    /// None when no script runs.
+    pub script_run_ctx: Option<Box<crate::script::ScriptRunCtx>>,
+    /// The fake client scripts run their commands through, kept between
+    /// runs (script.rs).
+    pub script_client: Option<Box<Client>>,
+    /// EVAL's Lua state and script cache (eval.rs, Redis's lctx), created
+    /// on first use.
+    pub lctx: Option<Box<crate::eval::LuaCtx>>,
+    /// Redis Functions: the library registry and its own Lua state
+    /// (function.rs, function_lua.rs).
+    pub functions: crate::function::Functions,
+    /// Pub/Sub (pubsub.rs): subscribers of each channel, pattern and shard
+    /// channel (server.pubsub_channels / pubsub_patterns /
+    /// pubsubshard_channels in Redis), in subscription order.
+    pub pubsub_channels: crate::pubsub::PubsubTable,
+    pub pubsub_patterns: crate::pubsub::PubsubTable,
+    pub pubsubshard_channels: crate::pubsub::PubsubTable,
+    /// The clients whose commands are running (out of `clients`; nested
+    /// for EXEC and scripts, innermost last), and the pub/sub messages for
+    /// them parked until their command returns: see pubsub.rs, "The running
+    /// client and its own messages".
+    pub current_clients: Vec<Token>,
+    pub pending_self_push: Vec<(Token, crate::pubsub::PendingPush)>,
 }
 
 /// Wall-clock unix time in milliseconds.
@@ -250,6 +286,9 @@ impl Server {
             blocking_keys: HashMap::new(),
             ready_keys: std::collections::VecDeque::new(),
             blocked_tokens: Vec::new(),
+            reprocessing_command: false,
+            watched_keys: HashMap::new(),
+            pending_touches: Vec::new(),
             unblocked_clients: Vec::new(),
             handling_blocked_clients: false,
             client_pause_type: networking::PauseType::Off,
@@ -277,6 +316,15 @@ impl Server {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             config_file: String::new(),
+            script_run_ctx: None,
+            script_client: None,
+            functions: crate::function::Functions::new(),
+            lctx: None,
+            pubsub_channels: HashMap::new(),
+            pubsub_patterns: HashMap::new(),
+            pubsubshard_channels: HashMap::new(),
+            current_clients: Vec::new(),
+            pending_self_push: Vec::new(),
         })
     }
 
@@ -371,6 +419,29 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
+    // Some commands (SHUTDOWN, SAVE...) make no sense inside a transaction.
+    if c.has_flag(CLIENT_MULTI) && srv.commands.get(id).spec.flags & CMD_NO_MULTI != 0 {
+        reject_command(
+            srv,
+            c,
+            Some(id),
+            b"ERR Command not allowed inside a transaction",
+        );
+        return;
+    }
+
+    // RESP2 subscribed mode: the connection only carries pub/sub traffic,
+    // so only (un)subscribing, PING, QUIT and RESET may run (RESP3 has push
+    // frames and no such limit).
+    if c.has_flag(networking::CLIENT_PUBSUB)
+        && c.resp == protocol::Resp::V2
+        && !crate::pubsub::command_allowed_in_resp2_pubsub_context(srv.commands.get(id).fullname)
+    {
+        let msg = crate::pubsub::resp2_pubsub_context_error(srv.commands.get(id).fullname);
+        reject_command(srv, c, Some(id), msg.as_bytes());
+        return;
+    }
+
     // A MONITOR client is flagged as a replica in Redis, and replicas may
     // not touch the keyspace (so they cannot dodge CLIENT PAUSE).
     let flags = srv.commands.get(id).spec.flags;
@@ -384,12 +455,34 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
+    // A script runs past busy-reply-threshold and this client was served
+    // from inside it (ae::process_events_while_blocked): only allow-busy
+    // commands (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE...) run.
+    if crate::script::script_is_timedout(srv) && flags & crate::commands::CMD_ALLOW_BUSY == 0 {
+        let msg = crate::script::script_busy_error(srv);
+        reject_command(srv, c, Some(id), msg.as_bytes());
+        return;
+    }
+
     // CLIENT PAUSE: park the client until the pause ends (replicas would
     // be exempt; there are none yet).
+    // EXEC counts as a write when its queue holds one.
+    let mut pause_flags = get_command_flags(srv, c, id);
+    if srv.commands.get(id).fullname == "exec" {
+        pause_flags |= c.mstate.cmd_flags;
+    }
     if networking::check_client_pause_timeout_and_return_if_paused(srv)
-        && networking::command_is_paused(srv, srv.commands.get(id).spec.flags)
+        && networking::command_is_paused(srv, pause_flags)
     {
         networking::postpone_client(srv, c);
+        return;
+    }
+
+    // Between MULTI and EXEC commands are queued, not run (multi.rs).
+    if c.has_flag(CLIENT_MULTI) && !runs_inside_multi(srv, id) {
+        multi::queue_multi_command(c, id, get_command_flags(srv, c, id));
+        c.last_cmd = srv.commands.get(id).fullname;
+        c.add_reply_status(b"QUEUED");
         return;
     }
 
@@ -425,13 +518,30 @@ pub fn allow_protected_action(setting: ProtectedAction, c: &Client) -> bool {
     }
 }
 
-/// rejectCommand: reply with the error (CR/LF become spaces), count it.
+/// The commands that run at once even between MULTI and EXEC: the ones that
+/// end or shape the transaction, and QUIT/RESET.
+fn runs_inside_multi(srv: &Server, id: CmdId) -> bool {
+    matches!(
+        srv.commands.get(id).fullname,
+        "exec" | "discard" | "multi" | "watch" | "quit" | "reset"
+    )
+}
+
+/// rejectCommand: reply with the error (CR/LF become spaces), count it. A
+/// rejected command inside MULTI dooms the transaction; a rejected EXEC
+/// reports the reason in its EXECABORT.
 fn reject_command(srv: &mut Server, c: &mut Client, cmd: Option<CmdId>, msg: &[u8]) {
     let clean: Vec<u8> = msg
         .iter()
         .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
         .collect();
-    c.add_reply_error_bytes(&clean);
+    multi::flag_transaction(c);
+    let is_exec = cmd.is_some_and(|id| srv.commands.get(id).fullname == "exec");
+    if is_exec {
+        multi::exec_command_abort(srv, c, &clean);
+    } else {
+        c.add_reply_error_bytes(&clean);
+    }
     srv.note_errors(c);
     if let Some(id) = cmd {
         srv.commands.get_mut(id).stats.rejected_calls += 1;
@@ -474,6 +584,16 @@ pub fn lossy_truncated(b: &[u8], max: usize) -> String {
     String::from_utf8_lossy(c_str_prefix(b, max)).into_owned()
 }
 
+/// getCommandFlags: the command's flags, except for FCALL/FCALL_RO whose
+/// write / deny-oom / stale flags come from the function's declared flags.
+pub fn get_command_flags(srv: &Server, c: &Client, id: CmdId) -> u64 {
+    let spec = srv.commands.get(id).spec;
+    if spec.name == "fcall" || spec.name == "fcall_ro" {
+        return crate::function::fcall_get_command_flags(srv, &c.argv, spec.flags);
+    }
+    spec.flags
+}
+
 /// call(): run one command and measure it. In Redis's order, after the
 /// handler: latency sample, slowlog entry, monitor feed, command statistics.
 /// Every instrument hooks in here, so one breakpoint shows them all.
@@ -483,9 +603,17 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
         (spec.proc, spec.flags)
     };
 
+    // Messages the command publishes to its own client go before its
+    // reply (pubsub.rs).
+    let pubsub_scope = crate::pubsub::pubsub_call_begin(srv, c);
     let start = Instant::now();
     proc(srv, c);
     let duration = start.elapsed();
+    crate::pubsub::pubsub_call_end(srv, c, pubsub_scope);
+    // The command touched keys this very client WATCHes (multi.rs).
+    if !srv.pending_touches.is_empty() {
+        multi::apply_pending_touches(srv, c);
+    }
     let micros = duration.as_micros() as u64;
 
     // The arguments as instruments show them (AUTH passwords redacted).
@@ -505,20 +633,31 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     srv.latency
         .add_sample_if_needed(threshold, event, duration.as_millis() as u64);
 
+    // A command that blocked (BLPOP on empty lists) goes to SLOWLOG and the
+    // statistics when it is served or times out, not now; when it is served
+    // it runs again, and MONITOR must not show it twice (Redis 7.0 counts a
+    // blocked command once: updateStatsOnUnblock).
+    let blocked = c.has_flag(CLIENT_BLOCKED);
+    let reprocessing = srv.reprocessing_command;
+
     // 2. SLOWLOG: execution time only, no I/O.
-    if flags & CMD_SKIP_SLOWLOG == 0 {
+    if flags & CMD_SKIP_SLOWLOG == 0 && !blocked {
         slowlog::slowlog_push_entry_if_needed(srv, c, &argv, micros);
     }
 
     // 3. MONITOR: admin commands (CONFIG, DEBUG, ...) are never shown.
-    if flags & (CMD_SKIP_MONITOR | CMD_ADMIN) == 0 {
+    if flags & (CMD_SKIP_MONITOR | CMD_ADMIN) == 0 && !reprocessing {
         monitor::replication_feed_monitors(srv, c, c.db, &argv);
     }
     c.argv = argv;
+    c.last_cmd = static_fullname(srv, id);
 
     // 4. Command statistics (INFO commandstats, LATENCY HISTOGRAM) and
     //    error statistics (INFO errorstats).
     let failed = srv.note_errors(c) > 0;
+    if blocked {
+        return;
+    }
     let tracking = srv.config.latency_tracking;
     let cmd = srv.commands.get_mut(id);
     cmd.stats.calls += 1;
@@ -529,9 +668,17 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     if tracking {
         cmd.histogram.record(duration.as_nanos() as u64);
     }
-    c.last_cmd = static_fullname(srv, id);
     srv.stats.numcommands += 1;
     srv.stats.eventloop_duration_cmd_sum += micros;
+}
+
+/// updateStatsOnUnblock for a blocked command that ends without being run
+/// again (time-out, CLIENT UNBLOCK): it is counted as one call now.
+pub fn update_stats_on_unblock(srv: &mut Server, c: &Client) {
+    if let Some(id) = srv.commands.lookup(c.last_cmd.as_bytes()) {
+        srv.commands.get_mut(id).stats.calls += 1;
+        srv.stats.numcommands += 1;
+    }
 }
 
 /// The command's full name for CLIENT LIST's cmd= ("get", "config|get").
@@ -666,6 +813,14 @@ pub fn ping_command(_srv: &mut Server, c: &mut Client) {
         c.add_reply_error("ERR wrong number of arguments for 'ping' command");
         return;
     }
+    // RESP2 subscribed mode: a reply that looks like a pub/sub message.
+    if c.has_flag(networking::CLIENT_PUBSUB) && c.resp == protocol::Resp::V2 {
+        c.add_reply_array_len(2);
+        c.add_reply_bulk(b"pong");
+        let msg = c.argv.get(1).cloned().unwrap_or_default();
+        c.add_reply_bulk(&msg);
+        return;
+    }
     if c.argc() == 1 {
         c.add_reply_status(b"PONG");
     } else {
@@ -712,6 +867,12 @@ pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
             c.add_reply_error("ERR No shutdown in progress.");
             return;
         }
+    }
+    // While a script is busy only SHUTDOWN NOSAVE may stop the server.
+    let nosave = c.argv[1..].iter().any(|a| a.eq_ignore_ascii_case(b"nosave"));
+    if !nosave && crate::script::script_is_timedout(srv) {
+        c.add_reply_error(crate::script::script_busy_error(srv));
+        return;
     }
     server_log(LogLevel::Warning, "User requested shutdown...");
     // No persistence yet: nothing to save, so shutting down cannot fail.

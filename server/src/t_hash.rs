@@ -26,6 +26,7 @@ use crate::db::{
     parse_scan_options_from, signal_modified_key,
 };
 use crate::networking::Client;
+use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_HASH};
 use crate::server::Server;
 
 /// HRANDFIELD_SUB_STRATEGY_MUL: when the hash holds at most 3 times the
@@ -143,6 +144,7 @@ pub fn hsetnx_command(srv: &mut Server, c: &mut Client) {
     hash_type_set(h, &field, &value, &limits);
     c.add_reply_integer(1);
     signal_modified_key(srv, c.db, &key);
+    notify_keyspace_event(srv, NOTIFY_HASH, "hset", &key, c.db);
     srv.dirty += 1;
 }
 
@@ -176,6 +178,7 @@ pub fn hset_command(srv: &mut Server, c: &mut Client) {
         c.add_reply_ok();
     }
     signal_modified_key(srv, c.db, &key);
+    notify_keyspace_event(srv, NOTIFY_HASH, "hset", &key, c.db);
     srv.dirty += ((c.argc() - 2) / 2) as u64;
 }
 
@@ -215,6 +218,7 @@ pub fn hincrby_command(srv: &mut Server, c: &mut Client) {
     );
     c.add_reply_integer(value);
     signal_modified_key(srv, c.db, &key);
+    notify_keyspace_event(srv, NOTIFY_HASH, "hincrby", &key, c.db);
     srv.dirty += 1;
 }
 
@@ -249,6 +253,7 @@ pub fn hincrbyfloat_command(srv: &mut Server, c: &mut Client) {
     hash_type_set(h, &field, &text, &limits);
     c.add_reply_bulk(&text);
     signal_modified_key(srv, c.db, &key);
+    notify_keyspace_event(srv, NOTIFY_HASH, "hincrbyfloat", &key, c.db);
     srv.dirty += 1;
 }
 
@@ -309,6 +314,10 @@ pub fn hdel_command(srv: &mut Server, c: &mut Client) {
     }
     if deleted > 0 {
         signal_modified_key(srv, c.db, &argv[1]);
+        notify_keyspace_event(srv, NOTIFY_HASH, "hdel", &argv[1], c.db);
+        if keyremoved {
+            notify_keyspace_event(srv, NOTIFY_GENERIC, "del", &argv[1], c.db);
+        }
         srv.dirty += deleted as u64;
     }
     c.add_reply_integer(deleted);

@@ -25,6 +25,7 @@ use storage::util::string2ll;
 
 use crate::db;
 use crate::networking::Client;
+use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_LIST};
 use crate::server::Server;
 
 const ERR_NOT_INTEGER: &str = "ERR value is not an integer or out of range";
@@ -112,14 +113,33 @@ fn list_mut<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut 
     srv.dbs[dbid].dict.find(key).and_then(as_list)
 }
 
-/// listElementsRemoved: delete the key if the list is now empty, signal the
+/// listElementsRemoved: notify `event` ("lpop", "rpop", "ltrim", "lrem"),
+/// delete the key if the list is now empty (with a "del" event), signal the
 /// change and count `count` changes.
-fn list_elements_removed(srv: &mut Server, dbid: usize, key: &[u8], count: usize) {
+fn list_elements_removed(srv: &mut Server, dbid: usize, key: &[u8], event: &str, count: usize) {
+    notify_keyspace_event(srv, NOTIFY_LIST, event, key, dbid);
     if list_mut(srv, dbid, key).is_some_and(|ql| ql.is_empty()) {
         db::db_delete(srv, dbid, key);
+        notify_keyspace_event(srv, NOTIFY_GENERIC, "del", key, dbid);
     }
     db::signal_modified_key(srv, dbid, key);
     srv.dirty += count as u64;
+}
+
+/// The keyspace event of a push at `wh`.
+fn push_event(wh: ListWhere) -> &'static str {
+    match wh {
+        ListWhere::Head => "lpush",
+        ListWhere::Tail => "rpush",
+    }
+}
+
+/// The keyspace event of a pop at `wh`.
+fn pop_event(wh: ListWhere) -> &'static str {
+    match wh {
+        ListWhere::Head => "lpop",
+        ListWhere::Tail => "rpop",
+    }
 }
 
 /// One list element as a bulk reply (integers are formatted as text).
@@ -175,6 +195,7 @@ fn push_generic_command(srv: &mut Server, c: &mut Client, wh: ListWhere, xx: boo
     let len = list_type_length(ql);
     c.add_reply_integer(len as i64);
     db::signal_modified_key(srv, dbid, &key);
+    notify_keyspace_event(srv, NOTIFY_LIST, push_event(wh), &key, dbid);
     srv.dirty += (c.argc() - 2) as u64;
 }
 
@@ -225,6 +246,7 @@ pub fn linsert_command(srv: &mut Server, c: &mut Client) {
     }
     let len = list_type_length(ql);
     db::signal_modified_key(srv, c.db, &key);
+    notify_keyspace_event(srv, NOTIFY_LIST, "linsert", &key, c.db);
     srv.dirty += 1;
     c.add_reply_integer(len as i64);
 }
@@ -276,6 +298,7 @@ pub fn lset_command(srv: &mut Server, c: &mut Client) {
     }
     c.add_reply_ok();
     db::signal_modified_key(srv, c.db, &key);
+    notify_keyspace_event(srv, NOTIFY_LIST, "lset", &key, c.db);
     srv.dirty += 1;
 }
 
@@ -322,7 +345,7 @@ fn pop_generic_command(srv: &mut Server, c: &mut Client, wh: ListWhere) {
         list_type_delete_range(ql, start, rangelen);
         rangelen as usize
     };
-    list_elements_removed(srv, dbid, &key, removed);
+    list_elements_removed(srv, dbid, &key, pop_event(wh), removed);
 }
 
 /// LPOP key [count]
@@ -385,7 +408,7 @@ pub fn ltrim_command(srv: &mut Server, c: &mut Client) {
     };
     list_type_delete_range(ql, 0, ltrim);
     list_type_delete_range(ql, -rtrim, rtrim);
-    list_elements_removed(srv, dbid, &key, (ltrim + rtrim) as usize);
+    list_elements_removed(srv, dbid, &key, "ltrim", (ltrim + rtrim) as usize);
     c.add_reply_ok();
 }
 
@@ -504,7 +527,7 @@ pub fn lrem_command(srv: &mut Server, c: &mut Client) {
     };
     let removed = list_type_rem(ql, c.arg(3), toremove);
     if removed > 0 {
-        list_elements_removed(srv, dbid, &key, removed);
+        list_elements_removed(srv, dbid, &key, "lrem", removed);
     }
     c.add_reply_integer(removed as i64);
 }
@@ -542,8 +565,9 @@ fn lmove_generic_command(
         list_type_push(ql, &value, whereto);
     }
     db::signal_modified_key(srv, dbid, &dst);
+    notify_keyspace_event(srv, NOTIFY_LIST, push_event(whereto), &dst, dbid);
     c.add_reply_bulk(&value);
-    list_elements_removed(srv, dbid, &src, 1);
+    list_elements_removed(srv, dbid, &src, pop_event(wherefrom), 1);
 }
 
 /// LMOVE source destination LEFT|RIGHT LEFT|RIGHT
@@ -638,7 +662,7 @@ fn lmpop_generic_command(
         c.add_reply_bulk(&key);
         add_list_range_reply(c, ql, start, end, reverse);
         list_type_delete_range(ql, start, rangelen);
-        return list_elements_removed(srv, dbid, &key, rangelen as usize);
+        return list_elements_removed(srv, dbid, &key, pop_event(wh), rangelen as usize);
     }
     match timeout {
         // BLMPOP with every list empty: wait for one of them.
@@ -751,7 +775,7 @@ fn blocking_pop_generic_command(srv: &mut Server, c: &mut Client, wh: ListWhere)
         c.add_reply_array_len(2);
         c.add_reply_bulk(&key);
         c.add_reply_bulk(&value);
-        return list_elements_removed(srv, dbid, &key, 1);
+        return list_elements_removed(srv, dbid, &key, pop_event(wh), 1);
     }
     // Every list is empty: wait for one of them.
     let keys: Vec<bytes::Bytes> = c.argv[1..last].to_vec();
@@ -785,6 +809,9 @@ fn blmove_generic_command(
     match lookup_list_write(srv, c, &src) {
         Err(()) => {}
         Ok(Some(_)) => lmove_generic_command(srv, c, wherefrom, whereto),
+        // Inside MULTI or a script the client may not block: an empty
+        // source answers at once, as a time-out would (a null bulk here).
+        Ok(None) if c.has_flag(crate::networking::CLIENT_DENY_BLOCKING) => c.add_reply_null(),
         Ok(None) => {
             crate::blocked::block_for_keys(srv, c, crate::blocked::BlockType::List, &[src], timeout)
         }

@@ -30,6 +30,7 @@ use crate::db::{
     parse_scan_options_from, set_key, signal_modified_key,
 };
 use crate::networking::Client;
+use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_SET};
 use crate::server::Server;
 
 /// SPOP_MOVE_STRATEGY_MUL: SPOP with a count pops elements one by one while
@@ -148,6 +149,7 @@ pub fn sadd_command(srv: &mut Server, c: &mut Client) {
     }
     if added > 0 {
         signal_modified_key(srv, dbid, &key);
+        notify_keyspace_event(srv, NOTIFY_SET, "sadd", &key, dbid);
     }
     srv.dirty += added;
     c.add_reply_integer(added as i64);
@@ -180,6 +182,10 @@ pub fn srem_command(srv: &mut Server, c: &mut Client) {
     }
     if deleted > 0 {
         signal_modified_key(srv, dbid, &key);
+        notify_keyspace_event(srv, NOTIFY_SET, "srem", &key, dbid);
+        if now_empty {
+            notify_keyspace_event(srv, NOTIFY_GENERIC, "del", &key, dbid);
+        }
         srv.dirty += deleted;
     }
     c.add_reply_integer(deleted as i64);
@@ -214,8 +220,11 @@ pub fn smove_command(srv: &mut Server, c: &mut Client) {
     if !set_type_remove(srcset, &ele) {
         return c.add_reply_integer(0);
     }
-    if set_type_size(srcset) == 0 {
+    let src_empty = set_type_size(srcset) == 0;
+    notify_keyspace_event(srv, NOTIFY_SET, "srem", &src, dbid);
+    if src_empty {
         db_delete(srv, dbid, &src);
+        notify_keyspace_event(srv, NOTIFY_GENERIC, "del", &src, dbid);
     }
     if !dst_exists {
         let obj = new_object(srv, Value::Set(set_type_create(&ele)));
@@ -230,6 +239,7 @@ pub fn smove_command(srv: &mut Server, c: &mut Client) {
     {
         if set_type_add(dstset, &ele, max) {
             srv.dirty += 1;
+            notify_keyspace_event(srv, NOTIFY_SET, "sadd", &dst, dbid);
         }
     }
     srv.dirty += 1;
@@ -304,9 +314,11 @@ pub fn spop_command(srv: &mut Server, c: &mut Client) {
     };
     set_type_remove(set, &ele);
     let now_empty = set_type_size(set) == 0;
+    notify_keyspace_event(srv, NOTIFY_SET, "spop", &key, dbid);
     c.add_reply_bulk(&ele);
     if now_empty {
         db_delete(srv, dbid, &key);
+        notify_keyspace_event(srv, NOTIFY_GENERIC, "del", &key, dbid);
     }
     signal_modified_key(srv, dbid, &key);
     srv.dirty += 1;
@@ -336,6 +348,16 @@ fn spop_with_count_command(srv: &mut Server, c: &mut Client) {
         return c.add_reply_set_len(0);
     }
     let size = set_type_size(set);
+    // The event goes out before the pop; the set is then found again (the
+    // notification needed the server).
+    notify_keyspace_event(srv, NOTIFY_SET, "spop", &key, dbid);
+    let Some(RObj {
+        value: Value::Set(set),
+        ..
+    }) = srv.dbs[dbid].dict.get_mut(&key)
+    else {
+        return c.add_reply_set_len(0);
+    };
 
     // CASE 1: count >= size: the whole set goes to the client (replied as
     // SUNION of the one key would) and the key is deleted.
@@ -343,6 +365,7 @@ fn spop_with_count_command(srv: &mut Server, c: &mut Client) {
         let whole = sunion_diff(&[Some(&*set)], SetOp::Union, max);
         add_reply_set_members(c, &whole);
         db_delete(srv, dbid, &key);
+        notify_keyspace_event(srv, NOTIFY_GENERIC, "del", &key, dbid);
         signal_modified_key(srv, dbid, &key);
         srv.dirty += 1;
         return;
@@ -528,23 +551,13 @@ pub fn sintercard_command(srv: &mut Server, c: &mut Client) {
     sinter_generic_command(srv, c, &keys, None, true, limit);
 }
 
-/// Look every key up (write lookups for a STORE, read lookups otherwise),
-/// in order. Err on the first key that is not a set; Ok(true) if some key
-/// is missing.
-fn lookup_all_sets(
-    srv: &mut Server,
-    dbid: usize,
-    keys: &[Bytes],
-    write: bool,
-) -> Result<bool, WrongType> {
+/// Look every key up, in order. Err on the first key that is not a set;
+/// Ok(true) if some key is missing. Read lookups even for the STORE forms,
+/// as in Redis 7.0: a missing source counts as a miss and emits "keymiss".
+fn lookup_all_sets(srv: &mut Server, dbid: usize, keys: &[Bytes]) -> Result<bool, WrongType> {
     let mut missing = false;
     for key in keys {
-        let found = if write {
-            lookup_set_write(srv, dbid, key)?.is_some()
-        } else {
-            lookup_set_read(srv, dbid, key)?.is_some()
-        };
-        missing |= !found;
+        missing |= lookup_set_read(srv, dbid, key)?.is_none();
     }
     Ok(missing)
 }
@@ -561,7 +574,7 @@ fn sinter_generic_command(
     limit: usize,
 ) {
     let (dbid, max) = (c.db, max_intset_entries(srv));
-    let Ok(missing) = lookup_all_sets(srv, dbid, keys, dstkey.is_some()) else {
+    let Ok(missing) = lookup_all_sets(srv, dbid, keys) else {
         return c.add_reply_wrongtype();
     };
     // A missing key is an empty set, and so is the intersection.
@@ -569,6 +582,7 @@ fn sinter_generic_command(
         if let Some(dst) = dstkey {
             if db_delete(srv, dbid, &dst) {
                 signal_modified_key(srv, dbid, &dst);
+                notify_keyspace_event(srv, NOTIFY_GENERIC, "del", &dst, dbid);
                 srv.dirty += 1;
             }
             c.add_reply_integer(0);
@@ -606,7 +620,7 @@ fn sinter_generic_command(
     if cardinality_only {
         c.add_reply_integer(cardinality as i64);
     } else if let Some(dst) = dstkey {
-        store_result(srv, c, dbid, &dst, dstset);
+        store_result(srv, c, dbid, &dst, dstset, "sinterstore");
     } else {
         c.add_reply_set_len(cardinality);
         c.reply.extend_from_slice(&body);
@@ -614,15 +628,25 @@ fn sinter_generic_command(
 }
 
 /// The STORE ending of both engines: a non-empty result overwrites
-/// `dst` (setKey: any type, TTL dropped); an empty one deletes it.
-fn store_result(srv: &mut Server, c: &mut Client, dbid: usize, dst: &[u8], result: SetValue) {
+/// `dst` (setKey: any type, TTL dropped) and notifies `event`; an empty one
+/// deletes it ("del").
+fn store_result(
+    srv: &mut Server,
+    c: &mut Client,
+    dbid: usize,
+    dst: &[u8],
+    result: SetValue,
+    event: &str,
+) {
     let size = set_type_size(&result);
     if size > 0 {
         let obj = new_object(srv, Value::Set(result));
         set_key(srv, dbid, dst, obj, false);
+        notify_keyspace_event(srv, NOTIFY_SET, event, dst, dbid);
         srv.dirty += 1;
     } else if db_delete(srv, dbid, dst) {
         signal_modified_key(srv, dbid, dst);
+        notify_keyspace_event(srv, NOTIFY_GENERIC, "del", dst, dbid);
         srv.dirty += 1;
     }
     c.add_reply_integer(size as i64);
@@ -669,14 +693,20 @@ fn sunion_diff_generic_command(
     op: SetOp,
 ) {
     let (dbid, max) = (c.db, max_intset_entries(srv));
-    if lookup_all_sets(srv, dbid, keys, dstkey.is_some()).is_err() {
+    if lookup_all_sets(srv, dbid, keys).is_err() {
         return c.add_reply_wrongtype();
     }
     let sets: Vec<Option<&SetValue>> = keys.iter().map(|k| set_at(srv, dbid, k)).collect();
     let result = sunion_diff(&sets, op, max);
     match dstkey {
         None => add_reply_set_members(c, &result),
-        Some(dst) => store_result(srv, c, dbid, &dst, result),
+        Some(dst) => {
+            let event = match op {
+                SetOp::Union => "sunionstore",
+                SetOp::Diff => "sdiffstore",
+            };
+            store_result(srv, c, dbid, &dst, result, event)
+        }
     }
 }
 

@@ -26,6 +26,7 @@ use storage::util::{incr_by_float, string2ll};
 use crate::db;
 use crate::expire::add_reply_error_expire_time;
 use crate::networking::Client;
+use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_STRING};
 use crate::server::Server;
 
 // Flags of SET / GETEX options (server.h OBJ_*): a plain bit set, as in
@@ -272,10 +273,12 @@ fn set_generic_command(
     let obj = new_string(srv, create_string_object_encoded(&val));
     db::set_key(srv, dbid, &key, obj, flags & OBJ_KEEPTTL != 0);
     srv.dirty += 1;
+    notify_keyspace_event(srv, NOTIFY_STRING, "set", &key, dbid);
     if let Some(when) = when {
         // An EXAT/PXAT in the past is stored as is; the key disappears at
         // its next lookup, as in Redis 7.0.
         srv.dbs[dbid].set_expire(&key, when);
+        notify_keyspace_event(srv, NOTIFY_GENERIC, "expire", &key, dbid);
     }
     if flags & OBJ_SET_GET == 0 {
         match reply {
@@ -350,6 +353,7 @@ pub fn getset_command(srv: &mut Server, c: &mut Client) {
     let obj = new_string(srv, create_string_object_encoded(&val));
     // Like SET: the new value drops any TTL.
     db::set_key(srv, c.db, &key, obj, false);
+    notify_keyspace_event(srv, NOTIFY_STRING, "set", &key, c.db);
     srv.dirty += 1;
 }
 
@@ -362,6 +366,7 @@ pub fn getdel_command(srv: &mut Server, c: &mut Client) {
     let key = c.argv[1].clone();
     if db::db_sync_delete(srv, c.db, &key) {
         db::signal_modified_key(srv, c.db, &key);
+        notify_keyspace_event(srv, NOTIFY_GENERIC, "del", &key, c.db);
         srv.dirty += 1;
     }
 }
@@ -396,19 +401,23 @@ pub fn getex_command(srv: &mut Server, c: &mut Client) {
     };
     // Reply first: the key may be deleted just below.
     c.add_reply_bulk(&s.as_bytes());
-    let changed = match when {
+    // The change made, as the name of its keyspace event.
+    let event = match when {
         // An absolute time already past deletes the key (checkAlreadyExpired).
         Some(ms) if flags & (OBJ_EXAT | OBJ_PXAT) != 0 && ms <= now => {
-            db::db_sync_delete(srv, dbid, &key)
+            db::db_sync_delete(srv, dbid, &key).then_some("del")
         }
         Some(ms) => {
             srv.dbs[dbid].set_expire(&key, ms);
-            true
+            Some("expire")
         }
-        None => flags & OBJ_PERSIST != 0 && srv.dbs[dbid].remove_expire(&key),
+        None => {
+            (flags & OBJ_PERSIST != 0 && srv.dbs[dbid].remove_expire(&key)).then_some("persist")
+        }
     };
-    if changed {
+    if let Some(event) = event {
         db::signal_modified_key(srv, dbid, &key);
+        notify_keyspace_event(srv, NOTIFY_GENERIC, event, &key, dbid);
         srv.dirty += 1;
     }
 }
@@ -451,6 +460,7 @@ fn mset_generic_command(srv: &mut Server, c: &mut Client, nx: bool) {
         let (key, val) = (c.argv[j].clone(), c.argv[j + 1].clone());
         let obj = new_string(srv, create_string_object_encoded(&val));
         db::set_key(srv, c.db, &key, obj, false);
+        notify_keyspace_event(srv, NOTIFY_STRING, "set", &key, c.db);
     }
     srv.dirty += ((c.argc() - 1) / 2) as u64;
     if nx {
@@ -500,6 +510,7 @@ pub fn append_command(srv: &mut Server, c: &mut Client) {
             len
         }
     };
+    notify_keyspace_event(srv, NOTIFY_STRING, "append", &key, dbid);
     srv.dirty += 1;
     c.add_reply_integer(totlen as i64);
 }
@@ -588,6 +599,7 @@ pub fn setrange_command(srv: &mut Server, c: &mut Client) {
             len
         }
     };
+    notify_keyspace_event(srv, NOTIFY_STRING, "setrange", &key, dbid);
     srv.dirty += 1;
     c.add_reply_integer(newlen as i64);
 }
@@ -616,6 +628,7 @@ fn incr_decr_command(srv: &mut Server, c: &mut Client, incr: i64) {
     let obj = new_string(srv, create_string_object_from_long_long(value));
     // dbOverwrite / dbAdd: replacing the value keeps the TTL.
     db::set_key(srv, dbid, &key, obj, true);
+    notify_keyspace_event(srv, NOTIFY_STRING, "incrby", &key, dbid);
     srv.dirty += 1;
     c.add_reply_integer(value);
 }
@@ -682,6 +695,7 @@ pub fn incrbyfloat_command(srv: &mut Server, c: &mut Client) {
     // Stored as the text it replies with (embstr or raw, never int).
     let obj = new_string(srv, create_string_object_from_long_double(&text));
     db::set_key(srv, dbid, &key, obj, true);
+    notify_keyspace_event(srv, NOTIFY_STRING, "incrbyfloat", &key, dbid);
     srv.dirty += 1;
     c.add_reply_bulk(&text);
 }
@@ -742,6 +756,7 @@ pub fn setbit_command(srv: &mut Server, c: &mut Client) {
     };
     // Only a real change counts (a grown string, or a flipped bit).
     if changed {
+        notify_keyspace_event(srv, NOTIFY_STRING, "setbit", &key, dbid);
         srv.dirty += 1;
     }
     c.add_reply_integer(old as i64);

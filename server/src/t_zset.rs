@@ -24,6 +24,7 @@ use crate::db::{
     db_add, db_delete, lookup_key_read, lookup_key_write, set_key, signal_modified_key,
 };
 use crate::networking::Client;
+use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_ZSET};
 use crate::server::Server;
 
 const ERR_NOT_INT: &str = "ERR value is not an integer or out of range";
@@ -64,11 +65,14 @@ fn zset_of<'a>(o: Option<&'a mut RObj>, c: &mut Client) -> Result<Option<&'a mut
     })
 }
 
-/// After a removal: delete the key if the set is now empty, signal it.
-fn delete_if_empty(srv: &mut Server, dbid: usize, key: &[u8]) {
+/// After a removal: notify `event` ("zrem", "zpopmin", ...), delete the key
+/// if the set is now empty (with a "del" event), signal it.
+fn delete_if_empty(srv: &mut Server, dbid: usize, key: &[u8], event: &str) {
     let empty = matches!(srv.dbs[dbid].dict.get(key), Some(RObj { value: Value::ZSet(z), .. }) if z.is_empty());
+    notify_keyspace_event(srv, NOTIFY_ZSET, event, key, dbid);
     if empty {
         db_delete(srv, dbid, key);
+        notify_keyspace_event(srv, NOTIFY_GENERIC, "del", key, dbid);
     }
     signal_modified_key(srv, dbid, key);
 }
@@ -169,6 +173,8 @@ fn zadd_generic_command(srv: &mut Server, c: &mut Client, flags: ZAddFlags) {
     }
     if added + updated > 0 {
         signal_modified_key(srv, dbid, &key);
+        let event = if flags.incr { "zincr" } else { "zadd" };
+        notify_keyspace_event(srv, NOTIFY_ZSET, event, &key, dbid);
     }
     srv.dirty += added + updated;
 }
@@ -258,7 +264,7 @@ pub fn zrem_command(srv: &mut Server, c: &mut Client) {
         }
     }
     if deleted > 0 {
-        delete_if_empty(srv, dbid, &key);
+        delete_if_empty(srv, dbid, &key, "zrem");
     }
     srv.dirty += deleted;
     c.add_reply_integer(deleted as i64);
@@ -361,7 +367,12 @@ fn zremrange_generic_command(srv: &mut Server, c: &mut Client, t: RangeType) {
         Range::Lex(r) => z.remove_range_by_lex(r),
     };
     if deleted > 0 {
-        delete_if_empty(srv, dbid, &key);
+        let event = match t {
+            RangeType::Rank => "zremrangebyrank",
+            RangeType::Score => "zremrangebyscore",
+            RangeType::Lex => "zremrangebylex",
+        };
+        delete_if_empty(srv, dbid, &key, event);
     }
     srv.dirty += deleted as u64;
     c.add_reply_integer(deleted as i64);
@@ -505,7 +516,7 @@ fn zrange_generic_command(
         let dst = c.argv[1].clone();
         // Only a rank range knows its length before the walk.
         let hint = (o.rtype == RangeType::Rank).then_some(pairs.len());
-        return zstore_result(srv, c, &dst, &pairs, Some(hint));
+        return zstore_result(srv, c, &dst, &pairs, Some(hint), "zrangestore");
     }
     reply_pairs(c, &pairs, o.withscores);
 }
@@ -531,19 +542,22 @@ fn zrange_collect(z: &ZSetValue, range: &Range, o: &ZRangeOpts) -> Vec<(Vec<u8>,
 /// size: zrangeResultFinalizeStore and the STORE branch of
 /// zunionInterDiffGenericCommand. `range_hint` is Some for ZRANGESTORE
 /// (built member by member like Redis), None for the set operations
-/// (built whole, then shrunk if it fits).
+/// (built whole, then shrunk if it fits). A stored result notifies `event`
+/// ("zrangestore", "zunionstore", ...), a deleted `dst` "del".
 fn zstore_result(
     srv: &mut Server,
     c: &mut Client,
     dst: &[u8],
     pairs: &[(Vec<u8>, f64)],
     range_hint: Option<Option<usize>>,
+    event: &str,
 ) {
     let dbid = c.db;
     if pairs.is_empty() {
         c.add_reply_integer(0);
         if db_delete(srv, dbid, dst) {
             signal_modified_key(srv, dbid, dst);
+            notify_keyspace_event(srv, NOTIFY_GENERIC, "del", dst, dbid);
             srv.dirty += 1;
         }
         return;
@@ -555,6 +569,7 @@ fn zstore_result(
     let len = zv.len();
     let obj = crate::db::new_object(srv, Value::ZSet(zv));
     set_key(srv, dbid, dst, obj, false);
+    notify_keyspace_event(srv, NOTIFY_ZSET, event, dst, dbid);
     srv.dirty += 1;
     c.add_reply_integer(len as i64);
 }
@@ -793,7 +808,7 @@ fn blocking_zpop_command(srv: &mut Server, c: &mut Client, max: bool) {
             c.add_reply_bulk(e);
             c.add_reply_double(*score);
         }
-        delete_if_empty(srv, dbid, &key);
+        delete_if_empty(srv, dbid, &key, zpop_event(max));
         srv.dirty += popped.len() as u64;
         return;
     }
@@ -868,8 +883,17 @@ fn generic_zpop_command(
         c.add_reply_bulk(e);
         c.add_reply_double(*s);
     }
-    delete_if_empty(srv, dbid, &key);
+    delete_if_empty(srv, dbid, &key, zpop_event(max));
     srv.dirty += popped.len() as u64;
+}
+
+/// The keyspace event of a pop from the `max` end.
+fn zpop_event(max: bool) -> &'static str {
+    if max {
+        "zpopmax"
+    } else {
+        "zpopmin"
+    }
 }
 
 // ---------------------------------------------------------------- ZRANDMEMBER
@@ -1045,15 +1069,12 @@ fn zunion_inter_diff_generic_command(
     }
     let setnum = setnum as usize;
     // Read every input (a missing key is an empty set) before the options.
+    // Read lookups even for the STORE forms, as in Redis 7.0: a missing
+    // source counts as a miss and emits "keymiss".
     let mut srcs: Vec<Vec<(Vec<u8>, f64)>> = Vec::with_capacity(setnum);
     for j in 0..setnum {
         let key = c.argv[numkeys_idx + 1 + j].clone();
-        let o = if dst.is_some() {
-            lookup_key_write(srv, c.db, &key)
-        } else {
-            lookup_key_read(srv, c.db, &key)
-        };
-        match o {
+        match lookup_key_read(srv, c.db, &key) {
             None => srcs.push(Vec::new()),
             Some(RObj {
                 value: Value::ZSet(z),
@@ -1083,7 +1104,12 @@ fn zunion_inter_diff_generic_command(
     };
     let result = zset_setop(&srcs, &opts, op, card_only);
     if let Some(dst) = dst {
-        return zstore_result(srv, c, &dst, &result, None);
+        let event = match op {
+            SetOp::Union => "zunionstore",
+            SetOp::Inter => "zinterstore",
+            SetOp::Diff => "zdiffstore",
+        };
+        return zstore_result(srv, c, &dst, &result, None, event);
     }
     if card_only {
         return c.add_reply_integer(result.len() as i64);

@@ -59,6 +59,9 @@ pub enum ZConvCheck {
     /// zsetConvertToListpackIfNeeded: a STORE result with this longest and
     /// total member length.
     Store { maxelelen: usize, totelelen: usize },
+    /// sortCommandGeneric: SORT always converts a listpack zset to a
+    /// skiplist first (destructively: OBJECT ENCODING says so afterwards).
+    Sort,
 }
 
 /// ZADD's input flags (ZADD_IN_*).
@@ -207,6 +210,7 @@ pub fn zset_type_convert(zv: &mut ZSetValue, limits: &ZSetLimits, check: ZConvCh
                 return;
             }
         }
+        (ZSetValue::Listpack(_), ZConvCheck::Sort) => {}
         (ZSetValue::Listpack(lp), ZConvCheck::Adding { ele_len }) => {
             // Checked *before* zzlInsert, as zsetAdd does.
             if lp.len() / 2 < limits.max_listpack_entries

@@ -1,0 +1,269 @@
+//! Redis Functions beyond what one connection can show (the rest is in
+//! tests/cases/functions.txt): a busy function killed with FUNCTION KILL from
+//! another connection, FUNCTION STATS while it runs, FUNCTION FLUSH ASYNC,
+//! and what redis-lite does differently on purpose (FUNCTION DUMP/RESTORE do
+//! not exist, so FUNCTION HELP does not list them). Scenarios that real Redis
+//! answers the same way also run against a real redis-server 7.0.15 when one
+//! is installed.
+
+mod common;
+
+use common::{Process, RealRedis, Server};
+use std::time::Duration;
+
+/// A library with a read-only function that never returns (killable) and a
+/// function that writes, then spins (not killable).
+const SPIN_LIB: &str = "#!lua name=spin\n\
+redis.register_function{function_name='spin', callback=function() local i = 0 while true do i = i + 1 end end, flags={'no-writes'}}\n\
+redis.register_function('spinw', function(keys) redis.call('set', keys[1], 'x') while true do end end)";
+
+fn text(reply: &[u8]) -> String {
+    String::from_utf8_lossy(reply).into_owned()
+}
+
+/// The busy-function scenario on one server; returns what each step saw.
+fn busy_function_killed(p: &Process) -> Vec<String> {
+    let mut admin = p.connect();
+    admin.must(&["FUNCTION", "FLUSH"]);
+    admin.must(&["FUNCTION", "LOAD", SPIN_LIB]);
+    admin.must(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+
+    let mut runner = p.connect();
+    runner.send_cmd(&["FCALL", "spin", "0"]).unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+
+    let mut out = Vec::new();
+    let mut other = p.connect();
+    other.set_timeout(Duration::from_secs(5));
+    out.push(text(&other.cmd(&["PING"]).unwrap()));
+    // FUNCTION STATS names the running function and its caller's command;
+    // the duration varies, so only its presence is checked.
+    let stats = text(&other.cmd(&["FUNCTION", "STATS"]).unwrap());
+    assert!(
+        stats.contains("$4\r\nname\r\n$4\r\nspin\r\n$7\r\ncommand\r\n*3\r\n$5\r\nFCALL\r\n$4\r\nspin\r\n$1\r\n0\r\n$11\r\nduration_ms\r\n:"),
+        "FUNCTION STATS while busy: {stats:?}"
+    );
+    out.push(text(&other.cmd(&["FUNCTION", "KILL"]).unwrap()));
+    runner.set_timeout(Duration::from_secs(5));
+    out.push(text(&runner.read_reply().unwrap()));
+    out.push(text(&other.cmd(&["PING"]).unwrap()));
+    out.push(text(&other.cmd(&["FUNCTION", "KILL"]).unwrap()));
+    admin.must(&["CONFIG", "SET", "busy-reply-threshold", "5000"]);
+    out
+}
+
+#[test]
+fn busy_function_is_killed_by_function_kill_from_another_connection() {
+    let lite = Server::start();
+    let ours = busy_function_killed(&lite);
+    assert_eq!(
+        ours,
+        [
+            "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n",
+            "+OK\r\n",
+            "-ERR Script killed by user with SCRIPT KILL... script: spin, on @user_function:2.\r\n",
+            "+PONG\r\n",
+            "-NOTBUSY No scripts in execution right now.\r\n",
+        ]
+    );
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(
+            ours,
+            busy_function_killed(&real),
+            "redis-lite vs redis-server"
+        );
+    }
+}
+
+#[test]
+fn function_flush_async_empties_the_registry_and_allows_reloading() {
+    let run = |p: &Process| -> Vec<String> {
+        let mut c = p.connect();
+        let lib = "#!lua name=lib\nredis.register_function('f', function() return 'v1' end)";
+        let mut out = vec![
+            text(&c.must(&["FUNCTION", "FLUSH"])),
+            text(&c.must(&["FUNCTION", "LOAD", lib])),
+            text(&c.must(&["FCALL", "f", "0"])),
+            text(&c.must(&["FUNCTION", "FLUSH", "ASYNC"])),
+            text(&c.must(&["FUNCTION", "LIST"])),
+            text(&c.must(&["FCALL", "f", "0"])),
+            text(&c.must(&["FUNCTION", "LOAD", lib])),
+            text(&c.must(&["FCALL", "f", "0"])),
+        ];
+        // Without an argument, lazyfree-lazy-user-flush picks the mode.
+        c.must(&["CONFIG", "SET", "lazyfree-lazy-user-flush", "yes"]);
+        out.push(text(&c.must(&["FUNCTION", "FLUSH"])));
+        out.push(text(&c.must(&["FUNCTION", "STATS"])));
+        c.must(&["CONFIG", "SET", "lazyfree-lazy-user-flush", "no"]);
+        out
+    };
+    let lite = Server::start();
+    let ours = run(&lite);
+    assert_eq!(ours[3], "+OK\r\n");
+    assert_eq!(ours[4], "*0\r\n");
+    assert_eq!(ours[5], "-ERR Function not found\r\n");
+    assert_eq!(ours[7], "$2\r\nv1\r\n");
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
+    }
+}
+
+#[test]
+fn function_dump_and_restore_are_unknown_subcommands() {
+    // Real Redis implements both (RDB-format payloads); redis-lite has no
+    // RDB serialization, so they are absent from the command table.
+    let lite = Server::start();
+    let mut c = lite.connect();
+    assert_eq!(
+        text(&c.must(&["FUNCTION", "dump"])),
+        "-ERR unknown subcommand 'dump'. Try FUNCTION HELP.\r\n"
+    );
+    assert_eq!(
+        text(&c.must(&["FUNCTION", "RESTORE", "payload", "REPLACE"])),
+        "-ERR unknown subcommand 'RESTORE'. Try FUNCTION HELP.\r\n"
+    );
+    assert_eq!(
+        text(&c.must(&["COMMAND", "INFO", "function|dump", "function|restore"])),
+        "*2\r\n$-1\r\n$-1\r\n"
+    );
+}
+
+#[test]
+fn function_help_lists_every_subcommand_but_dump_and_restore() {
+    let lite = Server::start();
+    let ours = text(&lite.connect().must(&["FUNCTION", "HELP"]));
+    assert!(ours.starts_with("*30\r\n+FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+LOAD [REPLACE] <FUNCTION CODE>\r\n"));
+    assert!(!ours.contains("DUMP") && !ours.contains("RESTORE"));
+    assert!(ours.ends_with("+HELP\r\n+    Prints this help.\r\n"));
+    if let Some(real) = RealRedis::start() {
+        // Redis's text minus the lines about DUMP and RESTORE.
+        let theirs = text(&real.connect().must(&["FUNCTION", "HELP"]));
+        let mut lines: Vec<&str> = theirs.split("\r\n").skip(1).collect();
+        let dump = lines.iter().position(|l| *l == "+DUMP").unwrap();
+        let help = lines.iter().position(|l| *l == "+HELP").unwrap();
+        lines.drain(dump..help);
+        let expected = format!("*{}\r\n{}", lines.len() - 1, lines.join("\r\n"));
+        assert_eq!(ours, expected);
+    }
+}
+
+#[test]
+fn unkillable_function_after_a_write_until_shutdown_nosave() {
+    let run = |p: &mut Process| -> Vec<String> {
+        let mut admin = p.connect();
+        admin.must(&["FUNCTION", "LOAD", SPIN_LIB]);
+        admin.must(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+        let mut runner = p.connect();
+        runner.send_cmd(&["FCALL", "spinw", "1", "k"]).unwrap();
+        std::thread::sleep(Duration::from_millis(400));
+        let mut other = p.connect();
+        other.set_timeout(Duration::from_secs(5));
+        let out = vec![
+            text(&other.cmd(&["FUNCTION", "KILL"]).unwrap()),
+            text(&other.cmd(&["GET", "k"]).unwrap()),
+        ];
+        // Only SHUTDOWN NOSAVE ends it; the server exits.
+        let _ = other.send_cmd(&["SHUTDOWN", "NOSAVE"]);
+        let _ = other.closed_within(Duration::from_secs(5));
+        let mut gone = false;
+        for _ in 0..50 {
+            if !p.is_alive() {
+                gone = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(gone, "server still running after SHUTDOWN NOSAVE");
+        out
+    };
+    let mut lite = Server::start();
+    let ours = run(&mut lite);
+    assert_eq!(
+        ours,
+        [
+            "-UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.\r\n",
+            "-BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.\r\n",
+        ]
+    );
+    if let Some(mut real) = RealRedis::start() {
+        assert_eq!(ours, run(&mut real), "redis-lite vs redis-server");
+    }
+}
+
+#[test]
+fn function_stats_and_kill_refuse_a_busy_eval() {
+    // While an EVAL script (not a function) is busy, FUNCTION STATS and
+    // FUNCTION KILL answer with EVAL's BUSY text; SCRIPT KILL stops it.
+    let run = |p: &Process| -> Vec<String> {
+        let mut admin = p.connect();
+        admin.must(&["CONFIG", "SET", "busy-reply-threshold", "100"]);
+        let mut runner = p.connect();
+        runner
+            .send_cmd(&["EVAL", "while true do end", "0"])
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(400));
+        let mut other = p.connect();
+        other.set_timeout(Duration::from_secs(5));
+        let mut out = vec![
+            text(&other.cmd(&["FUNCTION", "STATS"]).unwrap()),
+            text(&other.cmd(&["FUNCTION", "KILL"]).unwrap()),
+            text(&other.cmd(&["SCRIPT", "KILL"]).unwrap()),
+        ];
+        runner.set_timeout(Duration::from_secs(5));
+        let killed = text(&runner.read_reply().unwrap());
+        out.push(killed.split(" script: ").next().unwrap_or("").to_string());
+        admin.must(&["CONFIG", "SET", "busy-reply-threshold", "5000"]);
+        out
+    };
+    let lite = Server::start();
+    let ours = run(&lite);
+    assert_eq!(
+        ours,
+        [
+            "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n",
+            "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n",
+            "+OK\r\n",
+            "-ERR Script killed by user with SCRIPT KILL...",
+        ]
+    );
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
+    }
+}
+
+#[test]
+fn client_pause_write_holds_back_fcall_of_a_writing_function_only() {
+    // FCALL's write flag comes from the function (fcallGetCommandFlags):
+    // a no-writes function runs during CLIENT PAUSE WRITE, another waits.
+    let run = |p: &Process| -> Vec<String> {
+        let mut c = p.connect();
+        c.must(&[
+            "FUNCTION",
+            "LOAD",
+            "REPLACE",
+            "#!lua name=pause\nredis.register_function{function_name='ro', callback=function() return 'ro' end, flags={'no-writes'}}\nredis.register_function('rw', function() return 'rw' end)",
+        ]);
+        let mut pauser = p.connect();
+        pauser.must(&["CLIENT", "PAUSE", "700", "WRITE"]);
+        let mut out = Vec::new();
+        for f in ["ro", "rw"] {
+            let start = std::time::Instant::now();
+            let reply = text(&c.must(&["FCALL", f, "0"]));
+            let waited = start.elapsed() >= Duration::from_millis(400);
+            out.push(format!("{f}: {reply:?} waited={waited}"));
+        }
+        out
+    };
+    let lite = Server::start();
+    let ours = run(&lite);
+    assert_eq!(
+        ours,
+        [
+            "ro: \"$2\\r\\nro\\r\\n\" waited=false",
+            "rw: \"$2\\r\\nrw\\r\\n\" waited=true",
+        ]
+    );
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
+    }
+}

@@ -1,0 +1,215 @@
+//! Lua scripting across connections: a busy script (other clients get BUSY,
+//! SCRIPT KILL stops it, a script that wrote is UNKILLABLE and only
+//! SHUTDOWN NOSAVE ends it), MONITOR's `[0 lua]` lines, INFO commandstats
+//! counting commands run from Lua, and a long script (1M SADD) finishing.
+//! Scenarios run on redis-lite and, when installed, on a real
+//! redis-server 7.0.15, and their replies are compared. Single-connection
+//! cases are in tests/cases/scripting.txt.
+
+mod common;
+
+use common::{Conn, Process, RealRedis, Server};
+use std::time::{Duration, Instant};
+
+const BUSY_EVAL: &str =
+    "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n";
+
+/// Wait until the server answers BUSY on `c` (the script passed
+/// busy-reply-threshold and the loop serves other clients again).
+fn wait_busy(c: &mut Conn) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = String::from_utf8_lossy(&c.cmd(&["PING"]).unwrap()).into_owned();
+        if r.starts_with("-BUSY") || Instant::now() > deadline {
+            return r;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The kill scenario: BUSY for others, SCRIPT KILL, the caller's error.
+fn busy_and_kill(p: &Process) -> Vec<String> {
+    let mut admin = p.connect();
+    admin.set_timeout(Duration::from_secs(15));
+    admin.must(&["CONFIG", "SET", "busy-reply-threshold", "200"]);
+    let mut runner = p.connect();
+    runner.set_timeout(Duration::from_secs(15));
+    runner
+        .send_cmd(&["EVAL", "local i = 0 while true do i = i + 1 end", "0"])
+        .unwrap();
+    let mut out = vec![wait_busy(&mut admin)];
+    for cmd in [
+        &["GET", "x"][..],
+        &["SCRIPT", "LOAD", "return 1"],
+        &["FUNCTION", "KILL"],
+        &["SHUTDOWN"],
+        &["SCRIPT", "KILL"],
+    ] {
+        out.push(String::from_utf8_lossy(&admin.cmd(cmd).unwrap()).into_owned());
+    }
+    out.push(String::from_utf8_lossy(&runner.read_reply().unwrap()).into_owned());
+    out.push(String::from_utf8_lossy(&admin.cmd(&["PING"]).unwrap()).into_owned());
+    out.push(String::from_utf8_lossy(&runner.cmd(&["PING"]).unwrap()).into_owned());
+    out.push(String::from_utf8_lossy(&admin.cmd(&["SCRIPT", "KILL"]).unwrap()).into_owned());
+    out
+}
+
+#[test]
+fn busy_script_is_killed_by_script_kill() {
+    let lite = Server::start();
+    let ours = busy_and_kill(&lite);
+    assert_eq!(ours[0], BUSY_EVAL, "{ours:?}");
+    assert_eq!(ours[5], "+OK\r\n", "{ours:?}");
+    assert!(
+        ours[6].starts_with("-ERR Script killed by user with SCRIPT KILL... script: "),
+        "{ours:?}"
+    );
+    assert_eq!(ours[7], "+PONG\r\n");
+    assert_eq!(ours[9], "-NOTBUSY No scripts in execution right now.\r\n");
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(ours, busy_and_kill(&real));
+    }
+}
+
+/// A script that wrote cannot be killed; SHUTDOWN (without NOSAVE) is BUSY;
+/// SHUTDOWN NOSAVE stops the server.
+fn unkillable(p: &mut Process) -> Vec<String> {
+    let mut admin = p.connect();
+    admin.set_timeout(Duration::from_secs(15));
+    admin.must(&["CONFIG", "SET", "busy-reply-threshold", "200"]);
+    let mut runner = p.connect();
+    runner
+        .send_cmd(&["EVAL", "redis.call('set', 'k', 'v') while true do end", "0"])
+        .unwrap();
+    let mut out = vec![wait_busy(&mut admin)];
+    out.push(String::from_utf8_lossy(&admin.cmd(&["SCRIPT", "KILL"]).unwrap()).into_owned());
+    out.push(String::from_utf8_lossy(&admin.cmd(&["SHUTDOWN"]).unwrap()).into_owned());
+    admin.send_cmd(&["SHUTDOWN", "NOSAVE"]).unwrap();
+    out.push(format!(
+        "closed={}",
+        admin.closed_within(Duration::from_secs(10))
+    ));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while p.is_alive() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    out.push(format!("alive={}", p.is_alive()));
+    out
+}
+
+#[test]
+fn script_that_wrote_is_unkillable_until_shutdown_nosave() {
+    let mut lite = Server::start();
+    let ours = unkillable(&mut lite);
+    assert_eq!(ours[0], BUSY_EVAL);
+    assert!(ours[1].starts_with("-UNKILLABLE Sorry the script already executed write commands"));
+    assert_eq!(ours[2], BUSY_EVAL);
+    assert_eq!(ours[4], "alive=false", "{ours:?}");
+    if let Some(mut real) = RealRedis::start() {
+        assert_eq!(ours, unkillable(&mut real));
+    }
+}
+
+/// MONITOR lines without their timestamps.
+fn monitor_lines(p: &Process) -> Vec<String> {
+    let mut mon = p.connect();
+    mon.must(&["MONITOR"]);
+    let mut c = p.connect();
+    c.must(&[
+        "EVAL",
+        "redis.call('set', KEYS[1], ARGV[1]) return redis.call('get', KEYS[1])",
+        "1",
+        "key",
+        "val",
+    ]);
+    (0..3)
+        .map(|_| {
+            let line = String::from_utf8_lossy(&mon.read_reply().unwrap()).into_owned();
+            // "+1700000000.123456 [0 lua] ..." -> "[0 lua] ..."
+            line.split_once(' ')
+                .map(|x| x.1.to_string())
+                .unwrap_or(line)
+        })
+        .map(|l| {
+            // The EVAL line shows the caller's address: keep its shape only.
+            if l.contains("\"EVAL\"") {
+                l.replacen(|ch: char| ch.is_ascii_digit(), "N", 64)
+            } else {
+                l
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn monitor_shows_commands_from_lua() {
+    let lite = Server::start();
+    let ours = monitor_lines(&lite);
+    assert_eq!(ours[1], "[0 lua] \"set\" \"key\" \"val\"\r\n");
+    assert_eq!(ours[2], "[0 lua] \"get\" \"key\"\r\n");
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(ours, monitor_lines(&real));
+    }
+}
+
+/// The commandstats lines of the commands a script ran.
+fn commandstats(p: &Process) -> Vec<String> {
+    let mut c = p.connect();
+    c.must(&["CONFIG", "RESETSTAT"]);
+    c.must(&[
+        "EVAL",
+        "for i = 1, 3 do redis.call('set', 'k', i) end redis.pcall('nosuch') return redis.call('get', 'k')",
+        "0",
+    ]);
+    let info = String::from_utf8_lossy(&c.must(&["INFO", "commandstats"])).into_owned();
+    info.lines()
+        .filter(|l| l.starts_with("cmdstat_"))
+        .map(|l| {
+            // Keep calls/rejected/failed, drop the timings.
+            let (name, fields) = l.split_once(':').unwrap_or((l, ""));
+            let kept: Vec<&str> = fields
+                .split(',')
+                .filter(|f| f.starts_with("calls=") || f.contains("_calls="))
+                .collect();
+            format!("{name}:{}", kept.join(","))
+        })
+        .collect()
+}
+
+#[test]
+fn commandstats_count_commands_run_from_lua() {
+    let lite = Server::start();
+    let ours = commandstats(&lite);
+    assert!(
+        ours.contains(&"cmdstat_set:calls=3,rejected_calls=0,failed_calls=0".to_string()),
+        "{ours:?}"
+    );
+    assert!(
+        ours.contains(&"cmdstat_get:calls=1,rejected_calls=0,failed_calls=0".to_string()),
+        "{ours:?}"
+    );
+    if let Some(real) = RealRedis::start() {
+        let mut theirs = commandstats(&real);
+        let mut ours = ours;
+        ours.sort();
+        theirs.sort();
+        assert_eq!(ours, theirs);
+    }
+}
+
+#[test]
+fn long_sadd_loop_finishes() {
+    let lite = Server::start();
+    let mut c = lite.connect();
+    c.set_timeout(Duration::from_secs(120));
+    let start = Instant::now();
+    let r = c.must(&[
+        "EVAL",
+        "for i = 1, 1000000 do redis.call('sadd', KEYS[1], i) end return redis.call('scard', KEYS[1])",
+        "1",
+        "bigset",
+    ]);
+    assert_eq!(r, b":1000000\r\n");
+    assert_eq!(c.must(&["SCARD", "bigset"]), b":1000000\r\n");
+    eprintln!("1M SADD from Lua: {:?}", start.elapsed());
+}
