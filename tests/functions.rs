@@ -267,3 +267,47 @@ fn client_pause_write_holds_back_fcall_of_a_writing_function_only() {
         assert_eq!(ours, run(&real), "redis-lite vs redis-server");
     }
 }
+
+#[test]
+fn monitor_shows_fcall_before_the_commands_it_runs() {
+    // FCALL feeds MONITOR itself, before running (call() skips it:
+    // CMD_SKIP_MONITOR); the function's commands follow as `[0 lua]`.
+    let run = |p: &Process| -> Vec<String> {
+        let mut c = p.connect();
+        c.must(&[
+            "FUNCTION",
+            "LOAD",
+            "REPLACE",
+            "#!lua name=mon\nredis.register_function('setter', function(keys, args) return redis.call('set', keys[1], args[1]) end)",
+        ]);
+        let mut mon = p.connect();
+        mon.must(&["MONITOR"]);
+        c.must(&["FCALL", "setter", "1", "k", "v"]);
+        c.must(&["FCALL", "nosuch", "0"]);
+        (0..3)
+            .map(|_| {
+                // Drop the timestamp and the client's port.
+                let line = text(&mon.read_reply().unwrap());
+                let rest = line.split_once(" [").map_or("", |(_, r)| r);
+                match rest.split_once("] ") {
+                    Some((who, cmd)) if who.contains("lua") => format!("[{who}] {cmd}"),
+                    Some((_, cmd)) => format!("[client] {cmd}"),
+                    None => line,
+                }
+            })
+            .collect()
+    };
+    let lite = Server::start();
+    let ours = run(&lite);
+    assert_eq!(
+        ours,
+        [
+            "[client] \"FCALL\" \"setter\" \"1\" \"k\" \"v\"\r\n",
+            "[0 lua] \"set\" \"k\" \"v\"\r\n",
+            "[client] \"FCALL\" \"nosuch\" \"0\"\r\n",
+        ]
+    );
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
+    }
+}

@@ -504,11 +504,41 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         KEY1,
     ),
     // ---- transactions (multi.c) ----
-    cmd("multi", multi::multi_command, 1, NS | LD | ST | F | CMD_ALLOW_BUSY, NOKEYS),
-    cmd("exec", multi::exec_command, 1, NS | LD | ST | CMD_SKIP_SLOWLOG, NOKEYS),
-    cmd("discard", multi::discard_command, 1, NS | LD | ST | F | CMD_ALLOW_BUSY, NOKEYS),
-    cmd("watch", multi::watch_command, -2, NS | LD | ST | F | CMD_ALLOW_BUSY, (1, -1, 1)),
-    cmd("unwatch", multi::unwatch_command, 1, NS | LD | ST | F | CMD_ALLOW_BUSY, NOKEYS),
+    cmd(
+        "multi",
+        multi::multi_command,
+        1,
+        NS | LD | ST | F | CMD_ALLOW_BUSY,
+        NOKEYS,
+    ),
+    cmd(
+        "exec",
+        multi::exec_command,
+        1,
+        NS | LD | ST | CMD_SKIP_SLOWLOG,
+        NOKEYS,
+    ),
+    cmd(
+        "discard",
+        multi::discard_command,
+        1,
+        NS | LD | ST | F | CMD_ALLOW_BUSY,
+        NOKEYS,
+    ),
+    cmd(
+        "watch",
+        multi::watch_command,
+        -2,
+        NS | LD | ST | F | CMD_ALLOW_BUSY,
+        (1, -1, 1),
+    ),
+    cmd(
+        "unwatch",
+        multi::unwatch_command,
+        1,
+        NS | LD | ST | F | CMD_ALLOW_BUSY,
+        NOKEYS,
+    ),
     // ---- SORT (sort.c) ----
     cmd(
         "sort",
@@ -796,10 +826,34 @@ static PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
 /// FUNCTION DUMP and RESTORE are missing on purpose (no RDB format in
 /// redis-lite): they answer as unknown subcommands.
 static FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[
-    cmd("load", crate::function::function_load_command, -3, W | M | NS, NOKEYS),
-    cmd("list", crate::function::function_list_command, -2, NS, NOKEYS),
-    cmd("delete", crate::function::function_delete_command, 3, W | NS, NOKEYS),
-    cmd("flush", crate::function::function_flush_command, -2, W | NS, NOKEYS),
+    cmd(
+        "load",
+        crate::function::function_load_command,
+        -3,
+        W | M | NS,
+        NOKEYS,
+    ),
+    cmd(
+        "list",
+        crate::function::function_list_command,
+        -2,
+        NS,
+        NOKEYS,
+    ),
+    cmd(
+        "delete",
+        crate::function::function_delete_command,
+        3,
+        W | NS,
+        NOKEYS,
+    ),
+    cmd(
+        "flush",
+        crate::function::function_flush_command,
+        -2,
+        W | NS,
+        NOKEYS,
+    ),
     cmd(
         "stats",
         crate::function::function_stats_command,
@@ -814,7 +868,13 @@ static FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[
         NS | CMD_ALLOW_BUSY,
         NOKEYS,
     ),
-    cmd("help", crate::function::function_help_command, 2, LD | ST, NOKEYS),
+    cmd(
+        "help",
+        crate::function::function_help_command,
+        2,
+        LD | ST,
+        NOKEYS,
+    ),
 ];
 
 static SLOWLOG_SUBCOMMANDS: &[CommandSpec] = &[

@@ -259,8 +259,8 @@ pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
     // go out right after the cycle, in deletion order.
     let mut expired: Vec<(usize, Vec<u8>)> = Vec::new();
     // (WATCHers of an expiring key must hear of it too: signalModifiedKey.)
-    let want_events = srv.config.notify_keyspace_events & NOTIFY_EXPIRED != 0
-        || !srv.watched_keys.is_empty();
+    let want_events =
+        srv.config.notify_keyspace_events & NOTIFY_EXPIRED != 0 || !srv.watched_keys.is_empty();
     let Server {
         dbs,
         expire_state,

@@ -112,8 +112,7 @@ impl Functions {
         }
     }
 
-    /// Looks a function up by name (case-insensitive): its library and
-    /// index in that library.
+    /// Looks a function up by name (case-insensitive), across libraries.
     pub fn find(&self, name: &[u8]) -> Option<&FunctionInfo> {
         let lib = self.lib_ctx.functions.get(&name.to_ascii_lowercase())?;
         let li = self.lib_ctx.libraries.get(lib)?;
@@ -122,11 +121,22 @@ impl Functions {
             .find(|f| f.name.eq_ignore_ascii_case(name))
     }
 
-    /// functionsNum / functionsLibNum (INFO memory, FUNCTION STATS).
+    /// functionsNum (INFO number_of_functions): the names FCALL can find.
     pub fn functions_num(&self) -> usize {
         self.lib_ctx.functions.len()
     }
 
+    /// FUNCTION STATS functions_count: the engine's count, the sum of its
+    /// libraries' functions.
+    pub fn engine_functions_count(&self) -> usize {
+        self.lib_ctx
+            .libraries
+            .values()
+            .map(|li| li.functions.len())
+            .sum()
+    }
+
+    /// functionsLibNum (FUNCTION STATS libraries_count).
     pub fn libraries_num(&self) -> usize {
         self.lib_ctx.libraries.len()
     }
@@ -209,7 +219,7 @@ pub struct LibMetaData {
 /// quoting rules of redis-cli, sdssplitargs), the first is `#!<engine>`,
 /// the others must be `name=<library>` exactly once. Errors are returned
 /// without the "ERR " prefix.
-pub fn function_extract_lib_meta_data(payload: &Bytes) -> Result<LibMetaData, String> {
+pub fn function_extract_lib_meta_data(payload: &Bytes) -> Result<LibMetaData, Vec<u8>> {
     if !payload.starts_with(b"#!") {
         return Err("Missing library metadata".into());
     }
@@ -237,10 +247,7 @@ pub fn function_extract_lib_meta_data(payload: &Bytes) -> Result<LibMetaData, St
             name = Some(Bytes::copy_from_slice(&part[5..]));
             continue;
         }
-        return Err(format!(
-            "Invalid metadata value given: {}",
-            c_string_lossy(part)
-        ));
+        return Err(err_with(b"Invalid metadata value given: ", part, b""));
     }
     let Some(name) = name else {
         return Err("Library name was not given".into());
@@ -252,9 +259,11 @@ pub fn function_extract_lib_meta_data(payload: &Bytes) -> Result<LibMetaData, St
     })
 }
 
-/// A byte string as C's `%s` prints it: up to the first NUL.
-fn c_string_lossy(b: &[u8]) -> String {
-    crate::server::lossy_truncated(b, b.len())
+/// An error text around a client's bytes, `%s` style: the bytes as they
+/// are (not necessarily UTF-8), up to a NUL.
+fn err_with(before: &[u8], arg: &[u8], after: &[u8]) -> Vec<u8> {
+    let arg = crate::server::c_str_prefix(arg, arg.len());
+    [before, arg, after].concat()
 }
 
 /// functionsCreateWithLibraryCtx: compile `code` and link the library it
@@ -265,20 +274,17 @@ pub fn functions_create_with_library_ctx(
     code: &Bytes,
     replace: bool,
     timeout: Duration,
-) -> Result<Bytes, String> {
+) -> Result<Bytes, Vec<u8>> {
     let md = function_extract_lib_meta_data(code)?;
     if !functions_verify_name(&md.name) {
         return Err(INVALID_NAME_ERR.into());
     }
     if !md.engine.eq_ignore_ascii_case(LUA_ENGINE_NAME.as_bytes()) {
-        return Err(format!("Engine '{}' not found", c_string_lossy(&md.engine)));
+        return Err(err_with(b"Engine '", &md.engine, b"' not found"));
     }
     let ctx = &mut functions.lib_ctx;
     if ctx.libraries.contains_key(&md.name) && !replace {
-        return Err(format!(
-            "Library '{}' already exists",
-            c_string_lossy(&md.name)
-        ));
+        return Err(err_with(b"Library '", &md.name, b"' already exists"));
     }
     // Unlink the old library now: its functions must not count as clashes.
     let old = library_unlink(ctx, &md.name);
@@ -288,8 +294,9 @@ pub fn functions_create_with_library_ctx(
         code: code.clone(),
         functions: Vec::new(),
     };
-    let mut result =
-        function_lua::lua_engine_create(&functions.engine, &mut new_li, &md.code, timeout);
+    let mut result: Result<(), Vec<u8>> =
+        function_lua::lua_engine_create(&functions.engine, &mut new_li, &md.code, timeout)
+            .map_err(String::into_bytes);
     if result.is_ok() && new_li.functions.is_empty() {
         result = Err("No functions registered".into());
     }
@@ -300,10 +307,7 @@ pub fn functions_create_with_library_ctx(
             .iter()
             .find(|f| ctx.functions.contains_key(&f.name.to_ascii_lowercase()))
         {
-            result = Err(format!(
-                "Function {} already exists",
-                c_string_lossy(&f.name)
-            ));
+            result = Err(err_with(b"Function ", &f.name, b" already exists"));
         }
     }
     match result {
@@ -334,8 +338,8 @@ pub fn function_load_command(srv: &mut Server, c: &mut Client) {
             pos += 1;
             continue;
         }
-        let opt = c_string_lossy(c.arg(pos));
-        return c.add_reply_error(&format!("ERR Unknown option given: {opt}"));
+        let msg = err_with(b"ERR Unknown option given: ", c.arg(pos), b"");
+        return c.add_reply_error_bytes(&msg);
     }
     if pos >= c.argc() {
         return c.add_reply_error("ERR Function code is missing");
@@ -347,7 +351,7 @@ pub fn function_load_command(srv: &mut Server, c: &mut Client) {
             srv.dirty += 1;
             c.add_reply_bulk(&name);
         }
-        Err(e) => c.add_reply_error(&format!("ERR {e}")),
+        Err(e) => c.add_reply_error_bytes(&[b"ERR ", &e[..]].concat()),
     }
 }
 
@@ -368,8 +372,8 @@ pub fn function_list_command(srv: &mut Server, c: &mut Client) {
             i += 1;
             pattern = Some(c.argv[i].clone());
         } else {
-            let arg = c_string_lossy(arg);
-            return c.add_reply_error(&format!("ERR Unknown argument {arg}"));
+            let msg = err_with(b"ERR Unknown argument ", arg, b"");
+            return c.add_reply_error_bytes(&msg);
         }
         i += 1;
     }
@@ -496,7 +500,7 @@ pub fn function_stats_command(srv: &mut Server, c: &mut Client) {
     c.add_reply_bulk(b"libraries_count");
     c.add_reply_integer(srv.functions.libraries_num() as i64);
     c.add_reply_bulk(b"functions_count");
-    c.add_reply_integer(srv.functions.functions_num() as i64);
+    c.add_reply_integer(srv.functions.engine_functions_count() as i64);
 }
 
 /// FUNCTION KILL
@@ -593,8 +597,10 @@ pub fn script_flags_to_cmd_flags(cmd_flags: u64, script_flags: u64) -> u64 {
 fn fcall_command_generic(srv: &mut Server, c: &mut Client, ro: bool) {
     // Functions feed MONITOR before the commands they run (FCALL has
     // CMD_SKIP_MONITOR so call() does not feed it a second time).
-    let argv = c.argv.clone();
-    monitor::replication_feed_monitors(srv, c, c.db, &argv);
+    if !srv.monitors.is_empty() {
+        let argv = c.argv.clone();
+        monitor::replication_feed_monitors(srv, c, c.db, &argv);
+    }
 
     let Some(f) = srv.functions.find(c.arg(1)) else {
         return c.add_reply_error("ERR Function not found");
@@ -618,4 +624,82 @@ fn fcall_command_generic(srv: &mut Server, c: &mut Client, ro: bool) {
     };
     function_lua::lua_engine_call(srv, &mut run, &lua, &function, &keys, &args);
     script::script_reset_run(srv, c, run);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn md(payload: &str) -> Result<LibMetaData, String> {
+        function_extract_lib_meta_data(&Bytes::copy_from_slice(payload.as_bytes()))
+            .map_err(|e| String::from_utf8_lossy(&e).into_owned())
+    }
+
+    #[test]
+    fn shebang_gives_engine_name_and_code_from_its_newline() {
+        let m = md("#!lua name=mylib\nreturn 1").unwrap();
+        assert_eq!(&m.engine[..], b"lua");
+        assert_eq!(&m.name[..], b"mylib");
+        // The code keeps the newline: errors count the shebang as line 1.
+        assert_eq!(&m.code[..], b"\nreturn 1");
+        assert_eq!(&md("#!LUA NAME=\"quoted\"\n").unwrap().name[..], b"quoted");
+    }
+
+    #[test]
+    fn shebang_errors() {
+        assert_eq!(md("return 1").unwrap_err(), "Missing library metadata");
+        assert_eq!(md("#!lua name=x").unwrap_err(), "Invalid library metadata");
+        assert_eq!(
+            md("#!lua name=\"x\n").unwrap_err(),
+            "Invalid library metadata"
+        );
+        assert_eq!(md("#!lua\n").unwrap_err(), "Library name was not given");
+        assert_eq!(
+            md("#!lua name=a name=b\n").unwrap_err(),
+            "Invalid metadata value, name argument was given multiple times"
+        );
+        assert_eq!(
+            md("#!lua x=1\n").unwrap_err(),
+            "Invalid metadata value given: x=1"
+        );
+    }
+
+    #[test]
+    fn names_are_letters_digits_and_underscores() {
+        assert!(functions_verify_name(b"my_lib_2"));
+        assert!(!functions_verify_name(b""));
+        assert!(!functions_verify_name(b"my-lib"));
+        assert!(!functions_verify_name(b"caf\xc3\xa9"));
+    }
+
+    #[test]
+    fn declared_flags_replace_fcalls_write_flag() {
+        use crate::commands::{CMD_DENYOOM, CMD_NOSCRIPT, CMD_WRITE};
+        let base = CMD_NOSCRIPT;
+        assert_eq!(
+            script_flags_to_cmd_flags(base, 0),
+            base | CMD_WRITE | CMD_DENYOOM
+        );
+        assert_eq!(
+            script_flags_to_cmd_flags(base, script::SCRIPT_FLAG_NO_WRITES),
+            base
+        );
+    }
+
+    #[test]
+    fn load_registers_and_replace_is_atomic() {
+        let mut f = Functions::new();
+        let t = Duration::from_millis(LOAD_TIMEOUT_MS);
+        let code = |s: &str| Bytes::copy_from_slice(s.as_bytes());
+        let lib = code("#!lua name=l\nredis.register_function('f', function() return 1 end)");
+        assert_eq!(
+            &functions_create_with_library_ctx(&mut f, &lib, false, t).unwrap()[..],
+            b"l"
+        );
+        assert!(f.find(b"F").is_some());
+        let bad = code("#!lua name=l\nredis.register_function('g', function() end)\nx()");
+        assert!(functions_create_with_library_ctx(&mut f, &bad, true, t).is_err());
+        assert!(f.find(b"f").is_some() && f.find(b"g").is_none());
+        assert_eq!((f.libraries_num(), f.functions_num()), (1, 1));
+    }
 }

@@ -25,10 +25,12 @@
 //! loaded (the `LoadCtx` kept as Lua app data). A hook every 100000
 //! instructions aborts a load that runs past `timeout` (LOAD_TIMEOUT_MS).
 
+use std::ffi::c_int;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use mlua::{Function, HookTriggers, Lua, MultiValue, Table, Value, VmState};
+
+use mlua::{ffi, Function, HookTriggers, Lua, MultiValue, Table, Value, VmState};
 
 use crate::function::{FunctionInfo, FunctionLibInfo, INVALID_NAME_ERR};
 use crate::script::{self, ScriptRun};
@@ -142,10 +144,17 @@ fn build_engine() -> mlua::Result<LuaEngineCtx> {
     // constants, copied from the full `redis` table.
     let full_redis: Table = lua.globals().raw_get("redis")?;
     let load_redis = lua.create_table()?;
-    load_redis.raw_set(
-        "register_function",
-        lua.create_function(lua_register_function)?,
-    )?;
+    let register = lua.create_function(|lua, args: MultiValue| {
+        redis_error_as_table(lua, lua_register_function(lua, args))
+    })?;
+    // SAFETY: pushcclosure pops the one value exec_raw pushed (the Rust
+    // function, as the closure's upvalue) and leaves the closure.
+    let register: Function = unsafe {
+        lua.exec_raw(register, |l| {
+            ffi::lua_pushcclosure(l, raise_returned_error, 1);
+        })
+    }?;
+    load_redis.raw_set("register_function", register)?;
     for name in [
         "log",
         "LOG_DEBUG",
@@ -427,6 +436,41 @@ fn lua_register_function_read_flags(lua: &Lua, t: &Table) -> mlua::Result<Option
 }
 
 // ---- error texts ----
+
+/// The C function scripts call as `redis.register_function`: it calls the
+/// Rust function in its upvalue with the same arguments and raises the
+/// error table that function returns, if any. Being a C function (as in
+/// Redis) it leaves the caller's frame in place even for `return f(...)`,
+/// so errors point at the library line.
+unsafe extern "C-unwind" fn raise_returned_error(l: *mut ffi::lua_State) -> c_int {
+    // Nothing here owns Rust values: lua_error's longjmp skips no drop.
+    let nargs = ffi::lua_gettop(l);
+    ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+    ffi::lua_insert(l, 1);
+    ffi::lua_call(l, nargs, 1);
+    if ffi::lua_isnil(l, -1) == 0 {
+        ffi::lua_error(l);
+    }
+    0
+}
+
+/// luaPushError for a Rust API function: a Redis error (RedisLuaError)
+/// becomes the table `{err="ERR ..."}` that the `raising` wrapper raises;
+/// any other error is raised as it is.
+fn redis_error_as_table(lua: &Lua, result: mlua::Result<()>) -> mlua::Result<Option<Table>> {
+    match result {
+        Ok(()) => Ok(None),
+        Err(mlua::Error::ExternalError(inner)) => match inner.downcast_ref::<RedisLuaError>() {
+            Some(RedisLuaError(msg)) => {
+                let t = lua.create_table()?;
+                t.raw_set("err", msg.as_str())?;
+                Ok(Some(t))
+            }
+            None => Err(mlua::Error::ExternalError(inner)),
+        },
+        Err(e) => Err(e),
+    }
+}
 
 /// The text of a compile error: Lua's own message.
 fn lua_error_text(e: &mlua::Error) -> String {

@@ -21,8 +21,7 @@ use storage::expire::{CycleType, ExpireCycleState};
 
 use crate::commands::{
     CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_MAY_REPLICATE, CMD_NO_AUTH, CMD_NO_MULTI,
-    CMD_PROTECTED,
-    CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG, CMD_WRITE,
+    CMD_PROTECTED, CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG, CMD_WRITE,
 };
 use crate::config::{Config, ProtectedAction};
 use crate::latency::LatencyMonitor;
@@ -34,9 +33,7 @@ use bytes::BytesMut;
 
 use crate::networking::{
     self, Client, CLIENT_BLOCKED, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP, CLIENT_MONITOR,
-    CLIENT_MULTI,
-    PROTO_IOBUF_LEN,
-    PROTO_MBULK_BIG_ARG,
+    CLIENT_MULTI, PROTO_IOBUF_LEN, PROTO_MBULK_BIG_ARG,
 };
 
 /// The version we answer as: redis-lite behaves like Redis 7.0.15, and
@@ -869,7 +866,9 @@ pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
         }
     }
     // While a script is busy only SHUTDOWN NOSAVE may stop the server.
-    let nosave = c.argv[1..].iter().any(|a| a.eq_ignore_ascii_case(b"nosave"));
+    let nosave = c.argv[1..]
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(b"nosave"));
     if !nosave && crate::script::script_is_timedout(srv) {
         c.add_reply_error(crate::script::script_busy_error(srv));
         return;
