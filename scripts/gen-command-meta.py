@@ -124,13 +124,14 @@ FLAG_CONST = {
     "CMD_NOSCRIPT": "noscript", "CMD_BLOCKING": "blocking", "CMD_LOADING": "loading",
     "CMD_STALE": "stale", "CMD_SKIP_MONITOR": "skip_monitor",
     "CMD_SKIP_SLOWLOG": "skip_slowlog", "CMD_ASKING": "asking", "CMD_FAST": "fast",
-    "CMD_NO_AUTH": "no_auth", "CMD_MAY_REPLICATE": "may_replicate",
+    "CMD_NO_AUTH": "no_auth",
     "CMD_NO_MANDATORY_KEYS": "no_mandatory_keys",
     "CMD_NO_ASYNC_LOADING": "no_async_loading", "CMD_NO_MULTI": "no_multi",
     "CMD_MOVABLE_KEYS": "movablekeys", "CMD_ALLOW_BUSY": "allow_busy",
 }
-# Flags Redis keeps but never prints.
-FLAG_SILENT = {"CMD_SENTINEL", "CMD_ONLY_SENTINEL", "CMD_PROTECTED",
+# Flags Redis keeps but never prints (7.0 does not print may_replicate:
+# EVAL, FCALL, PUBLISH carry it for CLIENT PAUSE WRITE and read-only scripts).
+FLAG_SILENT = {"CMD_MAY_REPLICATE", "CMD_SENTINEL", "CMD_ONLY_SENTINEL", "CMD_PROTECTED",
                "CMD_MODULE_GETKEYS", "CMD_MODULE_NO_CLUSTER", "CMD_MODULE_GETCHANNELS"}
 PRINT_ORDER = list(FLAG_CONST.values())
 KEYS_ALIAS = {"NOKEYS": (0, 0, 0), "KEY1": (1, 1, 1)}

@@ -208,3 +208,330 @@ fn redis_rs_survives_server_errors_in_pipeline() {
         .expect("connection still usable");
     assert_eq!(pong, "PONG");
 }
+
+// ---------------------------------------------------------------------------
+// Transactions, Pub/Sub and scripting through redis-rs's own helpers
+// ---------------------------------------------------------------------------
+
+/// `calls=N` of one `cmdstat_<name>` line of INFO commandstats (0 if absent).
+fn cmdstat_calls(con: &mut redis::Connection, name: &str) -> i64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query(con)
+        .expect("INFO commandstats");
+    let prefix = format!("cmdstat_{name}:calls=");
+    info.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `redis::transaction` is WATCH + GET + MULTI/EXEC in a loop that retries
+/// while EXEC answers a null array. A second connection writes the watched key
+/// between WATCH and EXEC on the first attempt, so EXEC must abort once and
+/// the retry must see the other writer's value.
+#[test]
+fn redis_rs_transaction_retries_when_watched_key_changes() {
+    let srv = Server::start();
+    let mut con = client(srv.port);
+    let mut other = client(srv.port);
+    let _: () = con.set("balance", 10).expect("SET");
+    let mut attempts = 0;
+    let (new_balance,): (i64,) = redis::transaction(&mut con, &["balance"], |con, pipe| {
+        attempts += 1;
+        let old: i64 = con.get("balance")?;
+        if attempts == 1 {
+            // A concurrent writer touches the watched key: EXEC must fail.
+            let _: () = other.set("balance", 100)?;
+        }
+        pipe.set("balance", old + 1)
+            .ignore()
+            .get("balance")
+            .query(con)
+    })
+    .expect("transaction");
+    assert_eq!(attempts, 2, "exactly one retry after the concurrent write");
+    assert_eq!(
+        new_balance, 101,
+        "the retry read the concurrent writer's value"
+    );
+    let v: i64 = con.get("balance").expect("GET");
+    assert_eq!(v, 101);
+    // The helper leaves no WATCH behind: a later transaction on another key
+    // is not disturbed by writes to `balance`.
+    let _: () = other.set("balance", 0).expect("SET");
+    let (n,): (i64,) = redis::pipe()
+        .atomic()
+        .incr("other", 1)
+        .query(&mut con)
+        .expect("MULTI/EXEC after the transaction");
+    assert_eq!(n, 1);
+}
+
+/// `pipe().atomic()` wraps the commands in MULTI/EXEC: the replies come back
+/// from EXEC's array; a runtime error inside EXEC does not roll back the
+/// others; a command rejected while queueing aborts the whole EXEC.
+#[test]
+fn redis_rs_atomic_pipeline_is_multi_exec() {
+    let srv = Server::start();
+    let mut con = client(srv.port);
+    let (a, b, c): (String, i64, Vec<String>) = redis::pipe()
+        .atomic()
+        .set("t:s", "x")
+        .ignore()
+        .get("t:s")
+        .incr("t:n", 7)
+        .rpush("t:l", &["a", "b"])
+        .ignore()
+        .lrange("t:l", 0, -1)
+        .query(&mut con)
+        .expect("atomic pipeline");
+    assert_eq!((a.as_str(), b, c), ("x", 7, vec!["a".into(), "b".into()]));
+
+    // Runtime error (WRONGTYPE) inside EXEC: the error reaches the caller,
+    // the INCR queued after it still ran.
+    let r: redis::RedisResult<(i64, i64)> = redis::pipe()
+        .atomic()
+        .lpush("t:s", "boom")
+        .incr("t:n", 1)
+        .query(&mut con);
+    let err = r.expect_err("WRONGTYPE inside EXEC must surface");
+    assert!(err.to_string().contains("WRONGTYPE"), "unexpected: {err}");
+    let n: i64 = con.get("t:n").expect("GET");
+    assert_eq!(n, 8, "MULTI/EXEC does not roll back");
+
+    // Queue-time error (wrong arity): EXECABORT, nothing ran.
+    let r: redis::RedisResult<Value> = redis::pipe()
+        .atomic()
+        .incr("t:n", 1)
+        .cmd("GET")
+        .query(&mut con);
+    let err = r.expect_err("wrong arity must abort the transaction");
+    assert!(
+        err.to_string()
+            .contains("wrong number of arguments for 'get' command"),
+        "unexpected: {err}"
+    );
+    let n: i64 = con.get("t:n").expect("GET");
+    assert_eq!(n, 8, "EXECABORT ran nothing");
+    // The connection is out of MULTI state afterwards.
+    let pong: String = redis::cmd("PING").query(&mut con).expect("PING");
+    assert_eq!(pong, "PONG");
+}
+
+/// `as_pubsub()`: SUBSCRIBE and PSUBSCRIBE on one connection, messages
+/// published from another, UNSUBSCRIBE, and the connection back to normal
+/// commands once the PubSub handle is dropped.
+#[test]
+fn redis_rs_pubsub_subscribe_psubscribe_unsubscribe() {
+    let srv = Server::start();
+    let c = redis::Client::open(format!("redis://127.0.0.1:{}/", srv.port)).expect("url");
+    let mut sub_con = c.get_connection().expect("connect");
+    let mut publisher = client(srv.port);
+    {
+        let mut ps = sub_con.as_pubsub();
+        ps.set_read_timeout(Some(Duration::from_secs(5)))
+            .expect("read timeout");
+        ps.subscribe("news").expect("SUBSCRIBE");
+        ps.psubscribe("n*").expect("PSUBSCRIBE");
+        let pong: Vec<String> = ps.ping().expect("PING in subscribed state");
+        assert_eq!(pong, ["pong", ""], "RESP2 PING while subscribed");
+
+        let receivers: i64 = publisher.publish("news", "hello").expect("PUBLISH");
+        assert_eq!(receivers, 2, "one channel and one pattern subscriber");
+        let m = ps.get_message().expect("message");
+        assert_eq!(m.get_channel_name(), "news");
+        assert!(!m.from_pattern());
+        assert_eq!(m.get_payload::<String>().expect("payload"), "hello");
+        let m = ps.get_message().expect("pmessage");
+        assert!(m.from_pattern());
+        assert_eq!(m.get_pattern::<String>().expect("pattern"), "n*");
+        assert_eq!(m.get_channel_name(), "news");
+        assert_eq!(m.get_payload_bytes(), b"hello");
+
+        // Only the pattern matches this channel.
+        let receivers: i64 = publisher
+            .publish("nope", b"\x00bin".as_slice())
+            .expect("PUBLISH");
+        assert_eq!(receivers, 1);
+        let m = ps.get_message().expect("pmessage");
+        assert_eq!(
+            (m.get_channel_name(), m.get_payload_bytes()),
+            ("nope", &b"\x00bin"[..])
+        );
+
+        ps.unsubscribe("news").expect("UNSUBSCRIBE");
+        let receivers: i64 = publisher.publish("news", "again").expect("PUBLISH");
+        assert_eq!(receivers, 1, "only the pattern is left");
+        let m = ps.get_message().expect("pmessage after UNSUBSCRIBE");
+        assert!(m.from_pattern());
+        assert_eq!(m.get_payload::<String>().expect("payload"), "again");
+        ps.punsubscribe("n*").expect("PUNSUBSCRIBE");
+        let receivers: i64 = publisher.publish("news", "gone").expect("PUBLISH");
+        assert_eq!(receivers, 0);
+    }
+    // PubSub's Drop leaves subscribed mode; ordinary commands work again.
+    let _: () = sub_con.set("after", "sub").expect("SET after pubsub");
+    let v: String = sub_con.get("after").expect("GET after pubsub");
+    assert_eq!(v, "sub");
+    let n: i64 = redis::cmd("PUBSUB")
+        .arg("NUMPAT")
+        .query(&mut publisher)
+        .expect("PUBSUB NUMPAT");
+    assert_eq!(n, 0);
+}
+
+/// `Script::invoke` sends EVALSHA and, on NOSCRIPT, SCRIPT LOAD then EVALSHA
+/// again. Both paths are checked through INFO commandstats, including after
+/// SCRIPT FLUSH empties the cache.
+#[test]
+fn redis_rs_script_invoke_falls_back_on_noscript() {
+    let srv = Server::start();
+    let mut con = client(srv.port);
+    let script = redis::Script::new(
+        "redis.call('SET', KEYS[1], ARGV[1]) \
+         return {KEYS[1], redis.call('INCRBY', KEYS[2], ARGV[2]), ARGV[1]}",
+    );
+    let run = |con: &mut redis::Connection, by: i64| -> (String, i64, String) {
+        script
+            .key("s:str")
+            .key("s:ctr")
+            .arg("val")
+            .arg(by)
+            .invoke(con)
+            .expect("Script::invoke")
+    };
+    // Cold cache: EVALSHA fails with NOSCRIPT, the crate loads and retries.
+    assert_eq!(run(&mut con, 2), ("s:str".into(), 2, "val".into()));
+    assert_eq!(cmdstat_calls(&mut con, "evalsha"), 2);
+    assert_eq!(cmdstat_calls(&mut con, "script|load"), 1);
+    let exists: Vec<bool> = redis::cmd("SCRIPT")
+        .arg("EXISTS")
+        .arg(script.get_hash())
+        .query(&mut con)
+        .expect("SCRIPT EXISTS");
+    assert_eq!(exists, vec![true], "the crate's SHA1 matches the server's");
+    // Warm cache: a single EVALSHA.
+    assert_eq!(run(&mut con, 3), ("s:str".into(), 5, "val".into()));
+    assert_eq!(cmdstat_calls(&mut con, "evalsha"), 3);
+    assert_eq!(cmdstat_calls(&mut con, "script|load"), 1);
+    // SCRIPT FLUSH: the fallback path again.
+    let _: () = redis::cmd("SCRIPT")
+        .arg("FLUSH")
+        .query(&mut con)
+        .expect("SCRIPT FLUSH");
+    assert_eq!(run(&mut con, 4), ("s:str".into(), 9, "val".into()));
+    assert_eq!(cmdstat_calls(&mut con, "evalsha"), 5);
+    assert_eq!(cmdstat_calls(&mut con, "script|load"), 2);
+    let v: String = con.get("s:str").expect("GET");
+    assert_eq!(v, "val");
+
+    // Script errors come back as server errors with Redis's text.
+    let bad = redis::Script::new("return redis.call('INCR', KEYS[1])");
+    let err = bad
+        .key("s:str")
+        .invoke::<i64>(&mut con)
+        .expect_err("INCR on a string from Lua");
+    assert!(
+        err.to_string()
+            .contains("value is not an integer or out of range"),
+        "unexpected: {err}"
+    );
+    let err = redis::Script::new("return +")
+        .invoke::<Value>(&mut con)
+        .expect_err("syntax error");
+    assert!(
+        err.to_string().contains("Error compiling script"),
+        "unexpected: {err}"
+    );
+    // FUNCTION LOAD / FCALL through plain commands.
+    let lib: String = redis::cmd("FUNCTION")
+        .arg("LOAD")
+        .arg("#!lua name=rslib\nredis.register_function('add', function(k, a) return redis.call('INCRBY', k[1], a[1]) end)")
+        .query(&mut con)
+        .expect("FUNCTION LOAD");
+    assert_eq!(lib, "rslib");
+    let n: i64 = redis::cmd("FCALL")
+        .arg("add")
+        .arg(1)
+        .arg("s:ctr")
+        .arg(1)
+        .query(&mut con)
+        .expect("FCALL");
+    assert_eq!(n, 10);
+}
+
+/// RESP3 push messages: with `protocol=resp3` and a push sender, redis-rs
+/// routes `>` frames (subscribe confirmations and messages) to a channel while
+/// ordinary commands keep working on the same connection.
+#[test]
+fn redis_rs_resp3_push_messages() {
+    let srv = Server::start();
+    let c = redis::Client::open(format!("redis://127.0.0.1:{}/?protocol=resp3", srv.port))
+        .expect("url");
+    let mut con = c
+        .get_connection_with_timeout(Duration::from_secs(10))
+        .expect("RESP3 connect");
+    con.set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("read timeout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    con.set_push_sender(tx);
+    con.subscribe_resp3("r3chan").expect("SUBSCRIBE");
+    con.psubscribe_resp3("r3*").expect("PSUBSCRIBE");
+    // In RESP3 a subscribed client may run any command.
+    let _: () = con.set("r3key", "v").expect("SET while subscribed");
+    let v: String = con.get("r3key").expect("GET while subscribed");
+    assert_eq!(v, "v");
+
+    let mut publisher = client(srv.port);
+    let n: i64 = publisher.publish("r3chan", "hi").expect("PUBLISH");
+    assert_eq!(n, 2);
+    // Pushes are delivered while the connection reads; a PING drives it.
+    let pong: String = redis::cmd("PING").query(&mut con).expect("PING");
+    assert_eq!(pong, "PONG");
+
+    let want = [
+        (
+            redis::PushKind::Subscribe,
+            vec![Value::BulkString(b"r3chan".to_vec()), Value::Int(1)],
+        ),
+        (
+            redis::PushKind::PSubscribe,
+            vec![Value::BulkString(b"r3*".to_vec()), Value::Int(2)],
+        ),
+        (
+            redis::PushKind::Message,
+            vec![
+                Value::BulkString(b"r3chan".to_vec()),
+                Value::BulkString(b"hi".to_vec()),
+            ],
+        ),
+        (
+            redis::PushKind::PMessage,
+            vec![
+                Value::BulkString(b"r3*".to_vec()),
+                Value::BulkString(b"r3chan".to_vec()),
+                Value::BulkString(b"hi".to_vec()),
+            ],
+        ),
+    ];
+    for (kind, data) in want {
+        let p = rx
+            .recv_timeout(Duration::from_secs(5))
+            .unwrap_or_else(|_| panic!("no {kind:?} push"));
+        assert_eq!((p.kind, p.data), (kind, data));
+    }
+    con.unsubscribe_resp3("r3chan").expect("UNSUBSCRIBE");
+    let _: String = redis::cmd("PING").query(&mut con).expect("PING");
+    let p = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("unsubscribe push");
+    assert_eq!(
+        (p.kind, p.data),
+        (
+            redis::PushKind::Unsubscribe,
+            vec![Value::BulkString(b"r3chan".to_vec()), Value::Int(1)]
+        )
+    );
+}

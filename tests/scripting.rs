@@ -213,3 +213,52 @@ fn long_sadd_loop_finishes() {
     assert_eq!(c.must(&["SCARD", "bigset"]), b":1000000\r\n");
     eprintln!("1M SADD from Lua: {:?}", start.elapsed());
 }
+
+/// CLIENT PAUSE WRITE and scripts (evalGetCommandFlags): a plain EVAL or
+/// EVALSHA may write (CMD_MAY_REPLICATE) and waits, as does PUBLISH; a
+/// script declaring `#!lua flags=no-writes` and EVAL_RO run at once.
+fn pause_write_and_scripts(p: &Process) -> Vec<String> {
+    let mut c = p.connect();
+    c.must(&["SCRIPT", "LOAD", "return 1"]);
+    let mut pauser = p.connect();
+    let mut out = Vec::new();
+    let cases: [&[&str]; 5] = [
+        &["EVAL", "return 1", "0"],
+        &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"],
+        &["EVALSHA", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", "0"],
+        &["EVAL_RO", "return 1", "0"],
+        &["PUBLISH", "ch", "m"],
+    ];
+    for args in cases {
+        pauser.must(&["CLIENT", "PAUSE", "500", "WRITE"]);
+        let start = Instant::now();
+        let reply = String::from_utf8_lossy(&c.must(args)).into_owned();
+        let waited = start.elapsed() >= Duration::from_millis(300);
+        out.push(format!("{}: {reply:?} waited={waited}", args[0]));
+        pauser.must(&["CLIENT", "UNPAUSE"]);
+    }
+    out
+}
+
+#[test]
+fn client_pause_write_holds_back_scripts_that_may_write() {
+    let lite = Server::start();
+    let ours = pause_write_and_scripts(&lite);
+    assert_eq!(
+        ours,
+        [
+            "EVAL: \":1\\r\\n\" waited=true",
+            "EVAL: \":1\\r\\n\" waited=false",
+            "EVALSHA: \":1\\r\\n\" waited=true",
+            "EVAL_RO: \":1\\r\\n\" waited=false",
+            "PUBLISH: \":0\\r\\n\" waited=true",
+        ]
+    );
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(
+            ours,
+            pause_write_and_scripts(&real),
+            "redis-lite vs redis-server"
+        );
+    }
+}

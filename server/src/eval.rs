@@ -94,6 +94,35 @@ fn lctx(srv: &mut Server) -> Option<&mut LuaCtx> {
     srv.lctx.as_deref_mut()
 }
 
+/// evalGetCommandFlags: EVAL/EVALSHA carry CMD_MAY_REPLICATE (a plain
+/// script may write), but a script that declares its flags in a shebang
+/// says whether it writes: `#!lua flags=no-writes` runs under CLIENT PAUSE
+/// WRITE. Read off the cached script (EVALSHA) or the body (EVAL).
+pub fn eval_get_command_flags(srv: &Server, argv: &[Bytes], evalsha: bool, cmd_flags: u64) -> u64 {
+    let Some(arg) = argv.get(1) else {
+        return cmd_flags;
+    };
+    let script_flags = if evalsha {
+        if arg.len() != 40 {
+            return cmd_flags;
+        }
+        let sha = String::from_utf8_lossy(arg).to_ascii_lowercase();
+        match srv.lctx.as_ref().and_then(|l| l.scripts.get(&sha)) {
+            Some(script) => script.flags,
+            None => return cmd_flags,
+        }
+    } else {
+        match eval_extract_shebang_flags(arg) {
+            Ok((flags, _)) => flags,
+            Err(_) => return cmd_flags,
+        }
+    };
+    if script_flags & SCRIPT_FLAG_EVAL_COMPAT_MODE != 0 {
+        return cmd_flags;
+    }
+    script::script_flags_to_cmd_flags(cmd_flags, script_flags)
+}
+
 /// evalExtractShebangFlags: the flags of a `#!lua ...` first line and its
 /// length (0 without a shebang, which means SCRIPT_FLAG_EVAL_COMPAT_MODE).
 /// Err is the error text (without "ERR ").

@@ -566,30 +566,9 @@ pub fn fcallro_command(srv: &mut Server, c: &mut Client) {
 // redis: functions.c fcallGetCommandFlags
 pub fn fcall_get_command_flags(srv: &Server, argv: &[Bytes], cmd_flags: u64) -> u64 {
     match argv.get(1).and_then(|name| srv.functions.find(name)) {
-        Some(f) => script_flags_to_cmd_flags(cmd_flags, f.flags),
+        Some(f) => script::script_flags_to_cmd_flags(cmd_flags, f.flags),
         None => cmd_flags,
     }
-}
-
-/// scriptFlagsToCmdFlags: a script that declared its flags replaces the
-/// command's write / deny-oom / stale flags with what it declared.
-// redis: script.c scriptFlagsToCmdFlags
-pub fn script_flags_to_cmd_flags(cmd_flags: u64, script_flags: u64) -> u64 {
-    use crate::commands::{CMD_DENYOOM, CMD_MAY_REPLICATE, CMD_STALE, CMD_WRITE};
-    use script::{SCRIPT_FLAG_ALLOW_OOM, SCRIPT_FLAG_ALLOW_STALE, SCRIPT_FLAG_NO_WRITES};
-    let mut flags = cmd_flags & !(CMD_STALE | CMD_DENYOOM | CMD_WRITE);
-    // no-writes implies allow-oom.
-    if script_flags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES) == 0 {
-        flags |= CMD_DENYOOM;
-    }
-    if script_flags & SCRIPT_FLAG_NO_WRITES == 0 {
-        flags |= CMD_WRITE;
-    }
-    if script_flags & SCRIPT_FLAG_ALLOW_STALE != 0 {
-        flags |= CMD_STALE;
-    }
-    // The declared flags say whether it writes: may-replicate is moot.
-    flags & !CMD_MAY_REPLICATE
 }
 
 /// fcallCommandGeneric: find the function, check numkeys, then run it
@@ -677,11 +656,11 @@ mod tests {
         use crate::commands::{CMD_DENYOOM, CMD_NOSCRIPT, CMD_WRITE};
         let base = CMD_NOSCRIPT;
         assert_eq!(
-            script_flags_to_cmd_flags(base, 0),
+            script::script_flags_to_cmd_flags(base, 0),
             base | CMD_WRITE | CMD_DENYOOM
         );
         assert_eq!(
-            script_flags_to_cmd_flags(base, script::SCRIPT_FLAG_NO_WRITES),
+            script::script_flags_to_cmd_flags(base, script::SCRIPT_FLAG_NO_WRITES),
             base
         );
     }

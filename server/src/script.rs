@@ -390,3 +390,23 @@ fn reject<T>(srv: &mut Server, id: Option<crate::commands::CmdId>, msg: &str) ->
     }
     Err(msg.to_string())
 }
+
+/// scriptFlagsToCmdFlags: a script that declared its flags replaces the
+/// command's write / deny-oom / stale flags with what it declared.
+// redis: script.c scriptFlagsToCmdFlags
+pub fn script_flags_to_cmd_flags(cmd_flags: u64, script_flags: u64) -> u64 {
+    use crate::commands::{CMD_DENYOOM, CMD_MAY_REPLICATE, CMD_STALE, CMD_WRITE};
+    let mut flags = cmd_flags & !(CMD_STALE | CMD_DENYOOM | CMD_WRITE);
+    // no-writes implies allow-oom.
+    if script_flags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES) == 0 {
+        flags |= CMD_DENYOOM;
+    }
+    if script_flags & SCRIPT_FLAG_NO_WRITES == 0 {
+        flags |= CMD_WRITE;
+    }
+    if script_flags & SCRIPT_FLAG_ALLOW_STALE != 0 {
+        flags |= CMD_STALE;
+    }
+    // The declared flags say whether it writes: may-replicate is moot.
+    flags & !CMD_MAY_REPLICATE
+}

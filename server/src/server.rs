@@ -463,13 +463,8 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
 
     // CLIENT PAUSE: park the client until the pause ends (replicas would
     // be exempt; there are none yet).
-    // EXEC counts as a write when its queue holds one.
-    let mut pause_flags = get_command_flags(srv, c, id);
-    if srv.commands.get(id).fullname == "exec" {
-        pause_flags |= c.mstate.cmd_flags;
-    }
     if networking::check_client_pause_timeout_and_return_if_paused(srv)
-        && networking::command_is_paused(srv, pause_flags)
+        && networking::command_is_paused(srv, get_command_flags(srv, c, id))
     {
         networking::postpone_client(srv, c);
         return;
@@ -581,14 +576,21 @@ pub fn lossy_truncated(b: &[u8], max: usize) -> String {
     String::from_utf8_lossy(c_str_prefix(b, max)).into_owned()
 }
 
-/// getCommandFlags: the command's flags, except for FCALL/FCALL_RO whose
-/// write / deny-oom / stale flags come from the function's declared flags.
+/// getCommandFlags: the command's flags, except for scripts: EVAL/EVALSHA
+/// and FCALL take their write / deny-oom / stale flags from the flags the
+/// script or function declared. EXEC counts as a write when its queue holds
+/// one (used for CLIENT PAUSE WRITE).
 pub fn get_command_flags(srv: &Server, c: &Client, id: CmdId) -> u64 {
     let spec = srv.commands.get(id).spec;
-    if spec.name == "fcall" || spec.name == "fcall_ro" {
-        return crate::function::fcall_get_command_flags(srv, &c.argv, spec.flags);
+    match spec.name {
+        "fcall" | "fcall_ro" => crate::function::fcall_get_command_flags(srv, &c.argv, spec.flags),
+        "eval" | "eval_ro" => crate::eval::eval_get_command_flags(srv, &c.argv, false, spec.flags),
+        "evalsha" | "evalsha_ro" => {
+            crate::eval::eval_get_command_flags(srv, &c.argv, true, spec.flags)
+        }
+        "exec" => spec.flags | c.mstate.cmd_flags,
+        _ => spec.flags,
     }
-    spec.flags
 }
 
 /// call(): run one command and measure it. In Redis's order, after the
