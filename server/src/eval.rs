@@ -41,6 +41,43 @@ pub struct LuaCtx {
     pub lua: Lua,
     /// Lower-case sha1 hex -> script.
     pub scripts: HashMap<String, LuaScript>,
+    /// lua_scripts_mem: what the cache holds, as Redis counts it (the sha
+    /// sds and the body string of each script), for INFO memory.
+    pub scripts_mem: usize,
+}
+
+impl LuaCtx {
+    /// used_memory_lua: the Lua VM's heap.
+    pub fn used_memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+
+    /// evalScriptsMemory (used_memory_scripts_eval): the cached bodies and
+    /// shas, plus Redis's dict of them (a 24-byte entry per script, an
+    /// 8-byte slot per bucket, at least 4 buckets, doubling) and a 16-byte
+    /// luaScript per script.
+    pub fn scripts_memory(&self) -> usize {
+        let n = self.scripts.len();
+        let slots = if n == 0 {
+            0
+        } else {
+            n.next_power_of_two().max(4)
+        };
+        self.scripts_mem + n * 24 + slots * 8 + n * 16
+    }
+}
+
+/// The INFO memory cost of one cached script: sdsZmallocSize of its 40-char
+/// sha plus getStringObjectSdsUsedMemory of its body (an embstr up to 44
+/// bytes, a raw sds beyond).
+fn cached_script_mem(body: &[u8]) -> usize {
+    use crate::object::{jemalloc_size_class, sds_zmalloc_size};
+    let body_mem = if body.len() <= 44 {
+        jemalloc_size_class(16 + 3 + body.len() + 1) - 16
+    } else {
+        sds_zmalloc_size(body.len(), body.len())
+    };
+    sds_zmalloc_size(40, 40) + body_mem
 }
 
 /// sha1hex: the lower-case hex SHA1 of `data` (script names, redis.sha1hex).
@@ -73,6 +110,7 @@ pub fn scripting_init() -> mlua::Result<LuaCtx> {
     Ok(LuaCtx {
         lua,
         scripts: HashMap::new(),
+        scripts_mem: 0,
     })
 }
 
@@ -222,6 +260,7 @@ pub fn lua_create_function(srv: &mut Server, c: &mut Client, body: &Bytes) -> Op
             return None;
         }
     }
+    ctx.scripts_mem += cached_script_mem(body);
     ctx.scripts.insert(
         sha.clone(),
         LuaScript {

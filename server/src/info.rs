@@ -221,6 +221,13 @@ fn memory_section(srv: &Server) -> String {
     let dataset = used.saturating_sub(overhead);
     let maxmemory = srv.config.maxmemory;
     let human = |n: usize| memory::bytes_to_human(n as u64);
+    // LUA_IDLE_VM_BYTES: what Redis 7.0.15 reports for a Lua VM with no
+    // script loaded yet (ours is created on the first EVAL).
+    const LUA_IDLE_VM_BYTES: usize = 32768;
+    let (lua_vm, scripts_eval, cached_scripts) = match srv.lctx.as_deref() {
+        Some(l) => (l.used_memory(), l.scripts_memory(), l.scripts.len()),
+        None => (LUA_IDLE_VM_BYTES, 0, 0),
+    };
     let pct = |a: usize, b: usize| {
         if b == 0 {
             "0.00%".to_string()
@@ -246,20 +253,23 @@ fn memory_section(srv: &Server) -> String {
         "allocator_resident" => resident,
         "total_system_memory" => total,
         "total_system_memory_human" => human(total),
-        // No Lua / functions in redis-lite: the sizes of Redis's idle VMs.
-        "used_memory_lua" => 32768,
-        "used_memory_vm_eval" => 32768,
-        "used_memory_lua_human" => "32.00K",
-        "used_memory_scripts_eval" => 0,
-        "number_of_cached_scripts" => 0,
+        // The EVAL Lua VM and script cache (the VM is created on first
+        // use; before that, the size of Redis's idle VM).
+        "used_memory_lua" => lua_vm,
+        "used_memory_vm_eval" => lua_vm,
+        "used_memory_lua_human" => memory::bytes_to_human(lua_vm as u64),
+        "used_memory_scripts_eval" => scripts_eval,
+        "number_of_cached_scripts" => cached_scripts,
         "number_of_functions" => srv.functions.functions_num(),
         "number_of_libraries" => 0,
         "used_memory_vm_functions" => srv.functions.memory_vm(),
-        "used_memory_vm_total" => 65536,
-        "used_memory_vm_total_human" => "64.00K",
+        "used_memory_vm_total" => lua_vm + srv.functions.memory_vm(),
+        "used_memory_vm_total_human" =>
+            memory::bytes_to_human((lua_vm + srv.functions.memory_vm()) as u64),
         "used_memory_functions" => srv.functions.memory_engine(),
-        "used_memory_scripts" => 0,
-        "used_memory_scripts_human" => "0B",
+        "used_memory_scripts" => scripts_eval + srv.functions.memory_engine(),
+        "used_memory_scripts_human" =>
+            memory::bytes_to_human((scripts_eval + srv.functions.memory_engine()) as u64),
         "maxmemory" => maxmemory,
         "maxmemory_human" => memory::bytes_to_human(maxmemory),
         "maxmemory_policy" => srv.config.maxmemory_policy.name(),
