@@ -99,16 +99,8 @@ unsafe fn push_bytes(l: *mut lua_State, s: &[u8]) {
     ffi::lua_pushlstring(l, s.as_ptr() as *const c_char, s.len());
 }
 
-/// The bytes of the string (or number, converted in place) at `idx`.
-unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
-    let mut len = 0usize;
-    let p = ffi::lua_tolstring(l, idx, &mut len);
-    if p.is_null() {
-        None
-    } else {
-        Some(std::slice::from_raw_parts(p as *const u8, len))
-    }
-}
+// The bytes of the string (or number, converted in place) at an index.
+use crate::lualib::to_bytes;
 
 /// `t[k] = v` for a string key and the value on top of the stack, with the
 /// table at `t` (negative indexes count before the value).
@@ -1256,27 +1248,19 @@ unsafe fn lua_call_function_raw(
             LUA_HOOK_COUNT,
         );
     }
-    lua_create_array(l, keys);
-    if !keys_args_as_params {
-        ffi::lua_getfield(
-            l,
-            ffi::LUA_REGISTRYINDEX,
-            REGISTRY_REAL_GLOBALS_NAME.as_ptr(),
-        );
-        ffi::lua_insert(l, -2);
-        set_field(l, -2, c"KEYS");
-        ffi::lua_pop(l, 1);
-    }
-    lua_create_array(l, args);
-    if !keys_args_as_params {
-        ffi::lua_getfield(
-            l,
-            ffi::LUA_REGISTRYINDEX,
-            REGISTRY_REAL_GLOBALS_NAME.as_ptr(),
-        );
-        ffi::lua_insert(l, -2);
-        set_field(l, -2, c"ARGV");
-        ffi::lua_pop(l, 1);
+    // EVAL: the KEYS and ARGV globals; functions: the two parameters.
+    for (name, values) in [(c"KEYS", keys), (c"ARGV", args)] {
+        lua_create_array(l, values);
+        if !keys_args_as_params {
+            ffi::lua_getfield(
+                l,
+                ffi::LUA_REGISTRYINDEX,
+                REGISTRY_REAL_GLOBALS_NAME.as_ptr(),
+            );
+            ffi::lua_insert(l, -2);
+            set_field(l, -2, name);
+            ffi::lua_pop(l, 1);
+        }
     }
 
     // Lua may call back into the server from here on (see the file comment).
