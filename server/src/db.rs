@@ -194,14 +194,27 @@ pub fn lookup_key_read_notouch<'a>(
     dbid: usize,
     key: &[u8],
 ) -> Option<&'a mut RObj> {
+    lookup_key_read_notouch_with_notify(srv, dbid, key, true)
+}
+
+/// The same, with `notify` false for LOOKUP_NONOTIFY: introspection such as
+/// OBJECT does not emit `keymiss` (an expired key still emits `expired`).
+pub fn lookup_key_read_notouch_with_notify<'a>(
+    srv: &'a mut Server,
+    dbid: usize,
+    key: &[u8],
+    notify: bool,
+) -> Option<&'a mut RObj> {
     if expire_if_needed(srv, dbid, key) {
-        notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
+        if notify {
+            notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
+        }
         srv.stats.keyspace_misses += 1;
         return None;
     }
     // A miss is notified before the lookup: the borrow it returns cannot be
     // released in its None arm. The flag test keeps hits at one dict probe.
-    let keymiss = srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
+    let keymiss = notify && srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
     if keymiss && srv.dbs[dbid].dict.get(key).is_none() {
         notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
     }

@@ -54,21 +54,7 @@ pub const LRU_CLOCK_RESOLUTION: u64 = 1000;
 pub fn object_command_lookup<'a>(srv: &'a mut Server, c: &Client) -> Option<&'a mut RObj> {
     // LOOKUP_NOTOUCH | LOOKUP_NONOTIFY: lookup_key_read_notouch without the
     // keymiss event (OBJECT is introspection, not a read of the data).
-    let (dbid, key) = (c.db, c.arg(2));
-    if crate::db::expire_if_needed(srv, dbid, key) {
-        srv.stats.keyspace_misses += 1;
-        return None;
-    }
-    match srv.dbs[dbid].dict.find(key) {
-        Some(o) => {
-            srv.stats.keyspace_hits += 1;
-            Some(o)
-        }
-        None => {
-            srv.stats.keyspace_misses += 1;
-            None
-        }
-    }
+    crate::db::lookup_key_read_notouch_with_notify(srv, c.db, c.arg(2), false)
 }
 
 /// The refcount Redis would report. Values 0..9999 stored as integers are
