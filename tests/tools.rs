@@ -5,6 +5,11 @@
 //! end, and its output formatting (`(nil)`, `(error) ...`, `"quoted"`) is a
 //! quick check of the reply types. Missing tools follow the harness rule:
 //! SKIPPED locally, a failure under CI=true.
+//!
+//! For transactions, scripting, functions and Pub/Sub the same redis-cli
+//! invocations (`--eval file keys , args`, `FUNCTION LOAD "$(cat lib.lua)"`,
+//! MULTI/EXEC typed on stdin, subscribe mode) run against both servers and
+//! must print the same text; redis-benchmark drives EVAL 20000 times.
 
 mod common;
 
@@ -285,5 +290,320 @@ fn redis_cli_output_matches_real_redis() {
         diffs.is_empty(),
         "redis-cli output differs:\n{}",
         diffs.join("\n")
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Transactions, scripting, functions and Pub/Sub through the tools
+// ---------------------------------------------------------------------------
+
+/// Run redis-cli with the same arguments (and stdin) against both servers;
+/// a description of the difference, if any.
+fn cli_diff(
+    cli: &Path,
+    lite: u16,
+    real: u16,
+    args: &[&str],
+    stdin: Option<&[u8]>,
+) -> Option<String> {
+    let mut outs = Vec::new();
+    for port in [lite, real] {
+        let p = port.to_string();
+        let mut a = vec!["-p", p.as_str()];
+        a.extend_from_slice(args);
+        outs.push(run(cli, &a, stdin, Duration::from_secs(30)));
+    }
+    (outs[0] != outs[1]).then(|| {
+        format!(
+            "redis-cli {args:?} stdin={:?}\n  redis-lite: {:?}\n  redis     : {:?}",
+            stdin.map(String::from_utf8_lossy),
+            outs[0],
+            outs[1]
+        )
+    })
+}
+
+/// `redis-cli --eval file key , arg` (EVAL with the file's text and the keys
+/// before the comma) prints what it prints against redis-server, for every
+/// reply type a script can return and for script errors.
+#[test]
+fn redis_cli_eval_matches_real_redis() {
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
+    let Some(real) = RealRedis::start() else {
+        return;
+    };
+    let lite = Server::start();
+    let scripts = [
+        (
+            "mixed",
+            "redis.call('SET', KEYS[1], ARGV[1])\n\
+             return {KEYS[1], ARGV[1], redis.call('GET', KEYS[1]), 3, 2.9, \
+             {1, 'nested', {}}, false, true, redis.status_reply('FINE')}\n",
+        ),
+        ("counter", "return redis.call('INCRBY', KEYS[1], ARGV[1])\n"),
+        ("nil", "return redis.call('GET', 'no such key')\n"),
+        (
+            "error",
+            "return redis.error_reply('MYERR custom failure')\n",
+        ),
+        ("raise", "return redis.call('INCR', KEYS[1])\n"),
+        ("syntax", "return +\n"),
+        ("unknown", "return redis.call('NOSUCHCMD')\n"),
+    ];
+    let mut diffs = Vec::new();
+    for (name, body) in scripts {
+        let path = common::temp_path(&format!("{name}.lua"));
+        std::fs::write(&path, body).expect("write script file");
+        let file = path.to_str().expect("utf-8 temp path");
+        for mode in ["--no-raw", "--raw"] {
+            for tail in [&["k1", ",", "5"][..], &["k1", "k2", ",", "a1", "a2"], &[]] {
+                let mut args = vec![mode, "--eval", file];
+                args.extend_from_slice(tail);
+                diffs.extend(cli_diff(&cli, lite.port, real.port, &args, None));
+            }
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    assert!(
+        diffs.is_empty(),
+        "redis-cli --eval output differs:\n{}",
+        diffs.join("\n")
+    );
+}
+
+/// `redis-cli FUNCTION LOAD "$(cat lib.lua)"`: the library text is one
+/// argument; then FCALL/FCALL_RO, the duplicate-library error, FUNCTION LIST
+/// WITHCODE and FUNCTION DELETE print as they do against redis-server.
+#[test]
+fn redis_cli_function_load_from_file_matches_real_redis() {
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
+    let Some(real) = RealRedis::start() else {
+        return;
+    };
+    let lite = Server::start();
+    // One function per library: FUNCTION LIST orders a library's functions
+    // by Redis's dict order, which redis-lite does not try to reproduce.
+    let path = common::temp_path("lib.lua");
+    std::fs::write(
+        &path,
+        "#!lua name=clilib\n\
+         -- a comment line, then the function\n\
+         redis.register_function{\n  function_name = 'bump',\n  \
+         callback = function(keys, args)\n    \
+         return redis.call('INCRBY', keys[1], args[1])\n  end,\n  \
+         description = 'add to a counter'\n}\n",
+    )
+    .expect("write lib.lua");
+    let code = std::fs::read_to_string(&path).expect("read lib.lua");
+    let _ = std::fs::remove_file(&path);
+    let script: &[&[&str]] = &[
+        &["FUNCTION", "LOAD", &code],
+        &["FUNCTION", "LOAD", &code],
+        &["FCALL", "bump", "1", "ctr", "5"],
+        &["FCALL", "bump", "1", "ctr", "-2"],
+        &["FCALL_RO", "bump", "1", "ctr", "1"],
+        &["FCALL", "nosuch", "0"],
+        &["FUNCTION", "LIST"],
+        &["FUNCTION", "LIST", "WITHCODE", "LIBRARYNAME", "cli*"],
+        &["FUNCTION", "DELETE", "clilib"],
+        &["FUNCTION", "DELETE", "clilib"],
+        &["FUNCTION", "LIST"],
+    ];
+    let mut diffs = Vec::new();
+    for mode in ["--no-raw", "--raw"] {
+        for args in script {
+            let mut a = vec![mode];
+            a.extend_from_slice(args);
+            diffs.extend(cli_diff(&cli, lite.port, real.port, &a, None));
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "redis-cli FUNCTION output differs:\n{}",
+        diffs.join("\n")
+    );
+}
+
+/// MULTI/EXEC typed into redis-cli's stdin (non-tty): QUEUED lines, EXEC's
+/// array with an error element inside, EXECABORT, DISCARD, WATCH leading to
+/// a nil EXEC, in both output modes.
+#[test]
+fn redis_cli_multi_exec_output_matches_real_redis() {
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
+    let Some(real) = RealRedis::start() else {
+        return;
+    };
+    let lite = Server::start();
+    let sessions: &[&[u8]] = &[
+        b"MULTI\nSET a 1\nINCR a\nGET a\nLPUSH a x\nEXEC\n",
+        b"MULTI\nEXEC\n",
+        b"EXEC\nDISCARD\nMULTI\nMULTI\nDISCARD\n",
+        b"MULTI\nSET b 1\nGET\nEXEC\nGET b\n",
+        b"MULTI\nSET b 1\nNOSUCHCMD\nEXEC\n",
+        b"WATCH a\nSET a changed\nMULTI\nGET a\nEXEC\n",
+        b"MULTI\nWATCH a\nEXEC\n",
+        b"MULTI\nEVAL \"return {1,'x'}\" 0\nPING\nEXEC\n",
+    ];
+    let mut diffs = Vec::new();
+    for mode in ["--no-raw", "--raw"] {
+        for input in sessions {
+            diffs.extend(cli_diff(&cli, lite.port, real.port, &[mode], Some(input)));
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "redis-cli MULTI/EXEC output differs:\n{}",
+        diffs.join("\n")
+    );
+}
+
+/// A redis-cli left running in subscribe mode, killed after it printed the
+/// published message; returns everything it printed.
+fn cli_subscribe_transcript(cli: &Path, port: u16, mode: &str, sub: &[&str]) -> String {
+    let p = port.to_string();
+    let mut child = Command::new(cli)
+        .args(["-p", &p, mode])
+        .args(sub)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn redis-cli SUBSCRIBE");
+    let mut so = child.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = so.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    // Publish once the subscription is registered on the server.
+    let mut c = common::Conn::connect(port).expect("connect publisher");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if c.must(&["PUBSUB", "NUMPAT"]) != b":0\r\n"
+            || c.must(&["PUBSUB", "NUMSUB", "news"]) != b"*2\r\n$4\r\nnews\r\n:0\r\n"
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "redis-cli never subscribed");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(c.must(&["PUBLISH", "news", "hello world"]), b":1\r\n");
+    let mut out = Vec::new();
+    while !String::from_utf8_lossy(&out).contains("hello world") {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(chunk) => out.extend(chunk),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "redis-cli {sub:?} did not print the message; output:\n{}",
+                    String::from_utf8_lossy(&out)
+                );
+            }
+        }
+    }
+    // redis-cli exits only on a signal; give it a moment to print anything
+    // else (it should not), then stop it.
+    while let Ok(chunk) = rx.recv_timeout(Duration::from_millis(100)) {
+        out.extend(chunk);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = reader.join();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// redis-cli in subscribe mode (SUBSCRIBE and PSUBSCRIBE) receives a message
+/// published from another connection and prints the same as against
+/// redis-server.
+#[test]
+fn redis_cli_subscribe_mode_receives_messages() {
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
+    let lite = Server::start();
+    let real = RealRedis::start();
+    let cases: [(&str, &[&str]); 4] = [
+        ("--no-raw", &["SUBSCRIBE", "news"]),
+        ("--raw", &["SUBSCRIBE", "news"]),
+        ("--no-raw", &["PSUBSCRIBE", "n*"]),
+        ("--raw", &["PSUBSCRIBE", "n*"]),
+    ];
+    let mut diffs = Vec::new();
+    for (mode, sub) in cases {
+        let got = cli_subscribe_transcript(&cli, lite.port, mode, sub);
+        assert!(got.contains("hello world"), "{mode} {sub:?}: {got}");
+        if let Some(real) = &real {
+            let want = cli_subscribe_transcript(&cli, real.port, mode, sub);
+            if got != want {
+                diffs.push(format!(
+                    "redis-cli {mode} {sub:?}\n  redis-lite: {got:?}\n  redis     : {want:?}"
+                ));
+            }
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "redis-cli subscribe output differs:\n{}",
+        diffs.join("\n")
+    );
+}
+
+/// redis-benchmark running EVAL with a script that calls GET: 20000
+/// requests, every reply a bulk string, no errors.
+#[test]
+fn redis_benchmark_eval_completes() {
+    let Some(bench) = require_tool("redis-benchmark") else {
+        return;
+    };
+    let srv = Server::start();
+    let mut c = srv.connect();
+    assert_eq!(c.must(&["SET", "k", "value"]), b"+OK\r\n");
+    let port = srv.port.to_string();
+    let out = run(
+        &bench,
+        &[
+            "-p",
+            &port,
+            "-q",
+            "-n",
+            "20000",
+            "eval",
+            "return redis.call('get','k')",
+            "0",
+        ],
+        None,
+        Duration::from_secs(300),
+    );
+    assert!(
+        !out.contains("Error") && !out.contains("ERR"),
+        "redis-benchmark reported errors:\n{out}"
+    );
+    let done = out
+        .split(['\r', '\n'])
+        .map(str::trim)
+        .find(|l| l.contains("requests per second") && !l.contains("rps="))
+        .unwrap_or_else(|| panic!("redis-benchmark eval did not finish:\n{out}"));
+    assert!(
+        done.starts_with("eval return redis.call('get','k') 0:"),
+        "{done}"
+    );
+    // The script ran once per request (plus nothing else).
+    let stats = c.must(&["INFO", "commandstats"]);
+    let stats = String::from_utf8_lossy(&stats);
+    assert!(
+        stats.contains("cmdstat_eval:calls=20000,"),
+        "INFO commandstats after the benchmark:\n{stats}"
     );
 }
