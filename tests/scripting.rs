@@ -262,3 +262,27 @@ fn client_pause_write_holds_back_scripts_that_may_write() {
         );
     }
 }
+
+/// A command that arrives in the same loop pass as a busy script is still
+/// answered with BUSY once the threshold passes, not left unread until the
+/// script ends (with edge-triggered polling its event is not reported
+/// again: process_events_while_blocked serves the rest of the fired batch).
+#[test]
+fn command_racing_a_busy_script_gets_busy() {
+    let lite = Server::start();
+    let mut admin = Conn::connect(lite.port).unwrap();
+    admin.must(&["CONFIG", "SET", "busy-reply-threshold", "10"]);
+    for _ in 0..10 {
+        let mut a = Conn::connect(lite.port).unwrap();
+        let mut b = Conn::connect(lite.port).unwrap();
+        a.send_cmd(&["EVAL", "while true do end", "0"]).unwrap();
+        b.send_cmd(&["PING"]).unwrap();
+        let reply = b
+            .read_reply_within(Duration::from_secs(5))
+            .expect("the racing PING must be answered while the script runs");
+        assert_eq!(String::from_utf8_lossy(&reply), BUSY_EVAL);
+        let mut killer = Conn::connect(lite.port).unwrap();
+        assert_eq!(killer.must(&["SCRIPT", "KILL"]), b"+OK\r\n");
+        a.read_reply().unwrap();
+    }
+}

@@ -40,6 +40,14 @@ pub fn ae_main(srv: &mut Server) {
     }
 }
 
+/// One event the poll reported: whose, and what it can do now.
+#[derive(Clone, Copy)]
+pub struct FiredEvent {
+    pub token: Token,
+    pub readable: bool,
+    pub writable: bool,
+}
+
 /// aeProcessEvents: one pass of the loop.
 pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut Instant) {
     before_sleep(srv);
@@ -75,18 +83,15 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
         handle_client_readable(srv, token);
     }
 
-    for event in events.iter() {
-        let token = event.token();
-        if token == LISTENER_TOKEN || token.0 < srv.listeners.len() {
-            accept_tcp_handler(srv, token.0);
-            continue;
-        }
-        if event.is_readable() || event.is_read_closed() || event.is_error() {
-            handle_client_readable(srv, token);
-        }
-        if event.is_writable() {
-            handle_client_writable(srv, token);
-        }
+    // The fired events wait on the server, not in a local list, so that a
+    // busy script can serve the rest of them (process_events_while_blocked).
+    srv.fired_events.extend(events.iter().map(|e| FiredEvent {
+        token: e.token(),
+        readable: e.is_readable() || e.is_read_closed() || e.is_error(),
+        writable: e.is_writable(),
+    }));
+    while let Some(event) = srv.fired_events.pop_front() {
+        handle_fired_event(srv, event);
     }
 
     // Time events run after all file events: a slow command delays cron too.
@@ -97,6 +102,22 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
 
     srv.stats.eventloop_cycles += 1;
     srv.stats.eventloop_duration_sum += pass_start.elapsed().as_micros() as u64;
+}
+
+/// Dispatch one fired event: a new connection, or a client's readable /
+/// writable socket.
+fn handle_fired_event(srv: &mut Server, event: FiredEvent) {
+    let token = event.token;
+    if token == LISTENER_TOKEN || token.0 < srv.listeners.len() {
+        accept_tcp_handler(srv, token.0);
+        return;
+    }
+    if event.readable {
+        handle_client_readable(srv, token);
+    }
+    if event.writable {
+        handle_client_writable(srv, token);
+    }
 }
 
 /// beforeSleep: work done once per pass before waiting for events.
@@ -257,41 +278,36 @@ pub fn put_back_client(srv: &mut Server, mut c: Box<Client>) {
 pub fn process_events_while_blocked(srv: &mut Server) {
     let mut events = Events::with_capacity(EVENTS_PER_POLL);
     for _ in 0..4 {
+        // First what the outer pass had not reached when the script began
+        // (Redis's level-triggered epoll would report it again), then new
+        // events.
+        let mut processed = 0;
+        while let Some(event) = srv.fired_events.pop_front() {
+            processed += 1;
+            handle_event_while_blocked(srv, event);
+        }
         if let Err(e) = srv.poll.poll(&mut events, Some(Duration::ZERO)) {
             if e.kind() != io::ErrorKind::Interrupted {
                 server_log(LogLevel::Warning, &format!("poll() failed: {e}"));
             }
         }
         let pending: Vec<Token> = std::mem::take(&mut srv.clients_pending_read);
-        let mut processed = pending.len();
         for token in pending {
             if srv.clients.contains_key(&token) {
+                processed += 1;
                 handle_client_readable(srv, token);
             } else {
                 srv.clients_pending_read.push(token);
-                processed -= 1;
             }
         }
-        for event in events.iter() {
-            let token = event.token();
+        for e in events.iter() {
             processed += 1;
-            if token == LISTENER_TOKEN || token.0 < srv.listeners.len() {
-                accept_tcp_handler(srv, token.0);
-                continue;
-            }
-            if !srv.clients.contains_key(&token) {
-                // The client running the script: read it after the script.
-                if !srv.clients_pending_read.contains(&token) {
-                    srv.clients_pending_read.push(token);
-                }
-                continue;
-            }
-            if event.is_readable() || event.is_read_closed() || event.is_error() {
-                handle_client_readable(srv, token);
-            }
-            if event.is_writable() {
-                handle_client_writable(srv, token);
-            }
+            let event = FiredEvent {
+                token: e.token(),
+                readable: e.is_readable() || e.is_read_closed() || e.is_error(),
+                writable: e.is_writable(),
+            };
+            handle_event_while_blocked(srv, event);
         }
         free_clients_in_async_free_queue(srv);
         handle_clients_with_pending_writes(srv);
@@ -300,6 +316,19 @@ pub fn process_events_while_blocked(srv: &mut Server) {
             break;
         }
     }
+}
+
+/// One event during a busy script: as usual, except that the client
+/// running the script (out of the table) is read after the script.
+fn handle_event_while_blocked(srv: &mut Server, event: FiredEvent) {
+    let is_listener = event.token == LISTENER_TOKEN || event.token.0 < srv.listeners.len();
+    if !is_listener && !srv.clients.contains_key(&event.token) {
+        if event.readable && !srv.clients_pending_read.contains(&event.token) {
+            srv.clients_pending_read.push(event.token);
+        }
+        return;
+    }
+    handle_fired_event(srv, event);
 }
 
 /// freeClientsInAsyncFreeQueue: close the clients marked for closing.

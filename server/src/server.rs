@@ -145,6 +145,11 @@ pub struct Server {
     pub clients_pending_write: Vec<Token>,
     /// Clients whose socket may still hold unread bytes (see networking.rs).
     pub clients_pending_read: Vec<Token>,
+    /// The events the last poll returned and the loop has not handled yet
+    /// (Redis's `fired` array). A busy script handles the rest of them from
+    /// inside the script (ae::process_events_while_blocked): with
+    /// edge-triggered polling they would not be reported again.
+    pub fired_events: std::collections::VecDeque<crate::ae::FiredEvent>,
     /// A client stopped at the per-pass write cap with more to send: the
     /// next poll must not sleep (see networking::write_to_client).
     pub clients_write_capped: bool,
@@ -273,6 +278,7 @@ impl Server {
             next_client_id: 1,
             clients_pending_write: Vec::new(),
             clients_pending_read: Vec::new(),
+            fired_events: std::collections::VecDeque::new(),
             clients_write_capped: false,
             clients_to_close: Vec::new(),
             stats: Stats::default(),
