@@ -969,7 +969,10 @@ pub fn lua_register_redis_api(lua: &Lua) -> mlua::Result<()> {
     ] {
         g.raw_set(name, mlua::Nil)?;
     }
-    // cjson, cmsgpack, struct and bit (server/src/lualib/).
+    // unpack, loadstring and load as Redis's patched Lua has them (no
+    // integer overflow, no bytecode), then cjson, cmsgpack, struct and bit
+    // (server/src/lualib/).
+    crate::lualib::lbase::patch_base_lib(lua)?;
     crate::lualib::open_libs(lua)?;
 
     let redis = lua.create_table()?;

@@ -38,6 +38,7 @@
 pub mod bit;
 pub mod cjson;
 pub mod cmsgpack;
+pub mod lbase;
 pub mod lstruct;
 
 use mlua::ffi::{self, lua_State};
