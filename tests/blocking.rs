@@ -196,3 +196,45 @@ fn blocked_command_counted_once() {
     }
     assert_eq!(fed, 2, "MONITOR shows each BLPOP once");
 }
+
+/// SWAPDB makes a waited-for key appear in the blocked client's db: it is
+/// served at once (scanDatabaseForReadyKeys), as in Redis.
+#[test]
+fn swapdb_serves_clients_blocked_in_either_db() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut other = Conn::connect(srv.port).unwrap();
+    a.must(&["SELECT", "9"]);
+    a.send_cmd(&["BRPOP", "k", "5"]).unwrap();
+    wait_blocked(&mut other, 1);
+    other.must(&["SELECT", "1"]);
+    other.must(&["RPUSH", "k", "hello"]);
+    other.must(&["SWAPDB", "1", "9"]);
+    let reply = a.read_reply_within(Duration::from_secs(2)).unwrap();
+    assert_eq!(reply, b"*2\r\n$1\r\nk\r\n$5\r\nhello\r\n");
+}
+
+/// CLIENT UNBLOCK ... ERROR is an error reply of the blocked command:
+/// errorstats, failed_calls and total_error_replies count it.
+#[test]
+fn client_unblock_error_counts_as_failed_call() {
+    let srv = Server::start();
+    let mut a = Conn::connect(srv.port).unwrap();
+    let mut other = Conn::connect(srv.port).unwrap();
+    other.must(&["CONFIG", "RESETSTAT"]);
+    let id = String::from_utf8_lossy(&a.must(&["CLIENT", "ID"]))
+        .trim_start_matches(':')
+        .trim()
+        .to_string();
+    a.send_cmd(&["BLPOP", "q", "0"]).unwrap();
+    wait_blocked(&mut other, 1);
+    assert_eq!(other.must(&["CLIENT", "UNBLOCK", &id, "ERROR"]), b":1\r\n");
+    assert_eq!(
+        a.read_reply().unwrap(),
+        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
+    );
+    let stats = String::from_utf8_lossy(&other.must(&["INFO", "all"])).into_owned();
+    assert!(stats.contains("errorstat_UNBLOCKED:count=1"), "{stats}");
+    assert!(stats.contains("total_error_replies:1\r\n"), "{stats}");
+    assert!(stats.contains("rejected_calls=0,failed_calls=1"), "{stats}");
+}

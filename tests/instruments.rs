@@ -216,3 +216,16 @@ fn a_monitor_client_may_not_touch_the_keyspace() {
     let line = m.read_reply().unwrap();
     assert!(String::from_utf8_lossy(&line).ends_with("\"PING\"\r\n"));
 }
+
+/// RESET turns a monitor back into a normal client: no more feed.
+#[test]
+fn reset_ends_monitor() {
+    let srv = Server::start();
+    let mut mon = Conn::connect(srv.port).unwrap();
+    let mut other = Conn::connect(srv.port).unwrap();
+    mon.must(&["MONITOR"]);
+    assert_eq!(mon.must(&["RESET"]), b"+RESET\r\n");
+    other.must(&["SET", "k", "v"]);
+    let info = String::from_utf8_lossy(&mon.must(&["CLIENT", "INFO"])).into_owned();
+    assert!(info.contains(" flags=N "), "{info}");
+}

@@ -130,6 +130,22 @@ pub fn signal_key_as_ready(srv: &mut Server, dbid: usize, key: &[u8]) {
     }
 }
 
+/// scanDatabaseForReadyKeys: after SWAPDB a db holds other keys; every
+/// waited-for key that now exists in it is ready.
+pub fn scan_database_for_ready_keys(srv: &mut Server, dbid: usize) {
+    let waited: Vec<Bytes> = srv
+        .blocking_keys
+        .keys()
+        .filter(|(db, _)| *db == dbid)
+        .map(|(_, key)| key.clone())
+        .collect();
+    for key in waited {
+        if srv.dbs[dbid].dict.get(&key).is_some() {
+            signal_key_as_ready(srv, dbid, &key);
+        }
+    }
+}
+
 /// Does `key` hold data a client blocked for `btype` can take?
 fn key_has_data(srv: &Server, dbid: usize, key: &[u8], btype: BlockType) -> bool {
     match (srv.dbs[dbid].dict.get(key).map(|o| &o.value), btype) {
@@ -228,7 +244,7 @@ pub fn handle_blocked_clients_timeout(srv: &mut Server) {
         unblock_client(srv, &mut c);
         // replyToBlockedClientTimedOut: a null array for list pops.
         c.add_reply_null_array();
-        server::update_stats_on_unblock(srv, &c);
+        server::update_stats_on_unblock(srv, &mut c);
         srv.unblocked_clients.push(token);
         crate::ae::put_back_client(srv, c);
     }

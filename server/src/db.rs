@@ -733,6 +733,9 @@ pub fn swapdb_command(srv: &mut Server, c: &mut Client) {
         std::mem::swap(&mut x.expires, &mut y.expires);
         std::mem::swap(&mut x.avg_ttl, &mut y.avg_ttl);
         std::mem::swap(&mut x.expires_cursor, &mut y.expires_cursor);
+        // Clients blocked on keys of either db may find data now.
+        crate::blocked::scan_database_for_ready_keys(srv, a);
+        crate::blocked::scan_database_for_ready_keys(srv, b);
     }
     srv.dirty += 1;
     c.add_reply_ok();

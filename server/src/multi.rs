@@ -64,13 +64,29 @@ pub struct WatchedKey {
 
 /// A touch of a watched key whose watcher was not in the client table
 /// because it is the client running the current command (see
-/// `apply_pending_touches`). `existed` tells whether the key was in the db
+/// `apply_pending_touches`), with what the rule needs to know about the key
 /// at the time of the touch.
 pub struct PendingTouch {
     pub token: Token,
     pub db: usize,
     pub key: Bytes,
-    pub existed: bool,
+    pub kind: TouchKind,
+}
+
+/// Which of Redis's two touch rules applies.
+pub enum TouchKind {
+    /// touchWatchedKey: a write; `existed`: the key is in the db.
+    Write { existed: bool },
+    /// touchAllWatchedKeysInDb: a flush or a swap of the key's db.
+    Flush(FlushTouch),
+}
+
+/// What touchAllWatchedKeysInDb knows about one key.
+#[derive(Clone, Copy)]
+pub struct FlushTouch {
+    pub in_emptied: bool,
+    pub in_replacement: bool,
+    pub replacement_expired: bool,
 }
 
 /// MULTI
@@ -259,7 +275,7 @@ fn mark_touched(srv: &mut Server, token: Token, db: usize, key: &[u8], existed: 
             token,
             db,
             key: Bytes::copy_from_slice(key),
-            existed,
+            kind: TouchKind::Write { existed },
         });
         return;
     };
@@ -293,10 +309,22 @@ pub fn apply_pending_touches(srv: &mut Server, c: &mut Client) {
     let touches = std::mem::take(&mut srv.pending_touches);
     for t in touches {
         if t.token == c.token {
-            flag_dirty_cas(srv, c, t.db, &t.key, t.existed);
+            apply_touch(srv, c, &t);
         } else if let Some(mut other) = srv.clients.remove(&t.token) {
-            flag_dirty_cas(srv, &mut other, t.db, &t.key, t.existed);
+            apply_touch(srv, &mut other, &t);
             srv.clients.insert(t.token, other);
+        }
+    }
+}
+
+fn apply_touch(srv: &mut Server, c: &mut Client, t: &PendingTouch) {
+    match t.kind {
+        TouchKind::Write { existed } => flag_dirty_cas(srv, c, t.db, &t.key, existed),
+        TouchKind::Flush(f) => {
+            if should_flag_on_flush(c, t.db, &t.key, f) {
+                c.flags |= CLIENT_DIRTY_CAS;
+                unwatch_all_keys(srv, c);
+            }
         }
     }
 }
@@ -325,8 +353,12 @@ pub fn touch_all_watched_keys_in_db(
         if !in_emptied && !in_replacement {
             continue;
         }
-        let replacement_expired =
-            replaced_with.is_some_and(|r| srv.dbs[r].key_is_expired(&key, now));
+        let touch = FlushTouch {
+            in_emptied,
+            in_replacement,
+            replacement_expired: replaced_with
+                .is_some_and(|r| srv.dbs[r].key_is_expired(&key, now)),
+        };
         let watchers = srv
             .watched_keys
             .get(&(db, key.clone()))
@@ -339,18 +371,11 @@ pub fn touch_all_watched_keys_in_db(
                     token,
                     db,
                     key: key.clone(),
-                    existed: in_replacement && !replacement_expired,
+                    kind: TouchKind::Flush(touch),
                 });
                 continue;
             };
-            if should_flag_on_flush(
-                &mut c,
-                db,
-                &key,
-                in_emptied,
-                in_replacement,
-                replacement_expired,
-            ) {
+            if should_flag_on_flush(&mut c, db, &key, touch) {
                 c.flags |= CLIENT_DIRTY_CAS;
                 unwatch_all_keys(srv, &mut c);
             }
@@ -362,14 +387,7 @@ pub fn touch_all_watched_keys_in_db(
 /// The per-watcher rule of touchAllWatchedKeysInDb about keys that were
 /// already expired: their disappearance is no change, and a replacement
 /// that is itself expired is no change either.
-fn should_flag_on_flush(
-    c: &mut Client,
-    db: usize,
-    key: &[u8],
-    in_emptied: bool,
-    in_replacement: bool,
-    replacement_expired: bool,
-) -> bool {
+fn should_flag_on_flush(c: &mut Client, db: usize, key: &[u8], t: FlushTouch) -> bool {
     let Some(wk) = c
         .watched_keys
         .iter_mut()
@@ -378,14 +396,18 @@ fn should_flag_on_flush(
         return false;
     };
     if wk.expired {
-        if !in_replacement {
+        if !t.in_replacement {
+            // The expired key is gone and nothing replaces it: no change.
             wk.expired = false;
             return false;
         }
-        if replacement_expired {
+        if t.replacement_expired {
             return false;
         }
-    } else if !in_emptied && replacement_expired {
+    } else if !t.in_emptied && t.replacement_expired {
+        // A missing key replaced by an expired one: still logically
+        // missing, but from now on an expired watch.
+        wk.expired = true;
         return false;
     }
     true

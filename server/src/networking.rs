@@ -97,6 +97,12 @@ pub struct Client {
     pub fd: i32,
     /// Bytes read but not yet parsed into commands.
     pub querybuf: BytesMut,
+    /// Bytes the parser has taken off the front of `querybuf` during the
+    /// current process_input_buffer pass (redis: `qb_pos`). Redis trims the
+    /// processed commands only when the pass ends, so while a command runs
+    /// it is still counted in CLIENT LIST's qbuf; we consume at once (the
+    /// arguments are slices of the buffer) and add this back when reporting.
+    pub qb_pos: usize,
     /// Peak size of the query buffer (for client_recent_max_input_buffer).
     pub querybuf_peak: usize,
     pub parser: RequestParser,
@@ -171,6 +177,7 @@ impl Client {
             laddr: String::new(),
             fd: -1,
             querybuf: BytesMut::with_capacity(PROTO_IOBUF_LEN),
+            qb_pos: 0,
             querybuf_peak: 0,
             parser: RequestParser::new(),
             argv: Vec::new(),
@@ -442,6 +449,25 @@ fn read_into_spare_capacity(
 /// processInputBuffer: parse and run every complete command in the query
 /// buffer. Stops at a partial command, or when the client is to be closed.
 pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
+    process_commands_in_buffer(srv, c);
+    // Trim the processed commands (Redis: sdsrange(querybuf, qb_pos, -1)).
+    // Their bytes already left the front of the buffer; when no argument
+    // points into it any more, the leftover partial command slides back to
+    // the start and the whole allocation is free again. If something still
+    // holds a slice of it (a client name, a blocked command's argv), get the
+    // fresh 16 KB the next read would reserve anyway.
+    if c.qb_pos > 0 {
+        let free = c.querybuf.capacity() - c.querybuf.len();
+        if !c.querybuf.try_reclaim(free + c.qb_pos) {
+            c.querybuf.reserve(PROTO_IOBUF_LEN);
+        }
+        c.qb_pos = 0;
+    }
+}
+
+/// The loop of processInputBuffer. Every byte the parser takes is counted in
+/// `qb_pos`, so CLIENT LIST run from here still sees its own command.
+fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
     loop {
         if c.has_flag(
             CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_POSTPONED | CLIENT_BLOCKED,
@@ -453,7 +479,10 @@ pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
             // The tight pre-auth limits apply only while AUTH is required.
             authenticated: !auth_required(srv, c),
         };
-        match c.parser.next_command(&mut c.querybuf, &limits) {
+        let before = c.querybuf.len();
+        let parsed = c.parser.next_command(&mut c.querybuf, &limits);
+        c.qb_pos += before.saturating_sub(c.querybuf.len());
+        match parsed {
             Ok(None) => break,
             Ok(Some(argv)) => {
                 if argv.is_empty() {
@@ -702,6 +731,11 @@ pub fn reset_command(srv: &mut Server, c: &mut Client) {
     // not exist yet). Subscriptions end silently.
     crate::multi::discard_transaction(srv, c);
     crate::pubsub::pubsub_unsubscribe_all(srv, c);
+    // A monitor goes back to being a normal client.
+    if c.has_flag(CLIENT_MONITOR) {
+        srv.monitors.retain(|t| *t != c.token);
+        c.flags &= !CLIENT_MONITOR;
+    }
     c.db = 0;
     c.resp = Resp::V2;
     c.name = None;
@@ -1249,8 +1283,9 @@ pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
         running_cmd
     };
     let argv_mem: usize = cl.argv.iter().map(|a| a.len()).sum();
-    let qbuf = cl.querybuf.len();
-    let qbuf_free = cl.querybuf.capacity() - qbuf;
+    // The command being run is still part of qbuf, as in Redis (qb_pos).
+    let qbuf = cl.qb_pos + cl.querybuf.len();
+    let qbuf_free = cl.querybuf.capacity() - cl.querybuf.len();
     let rbs = cl.reply.capacity().max(PROTO_REPLY_CHUNK_BYTES);
     // Redis keeps 16 KB in its static buffer (obl) and the rest in a list
     // of blocks (oll blocks, omem bytes); ours is one buffer, split the same way.

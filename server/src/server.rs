@@ -33,7 +33,7 @@ use bytes::BytesMut;
 
 use crate::networking::{
     self, Client, CLIENT_BLOCKED, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP, CLIENT_MONITOR,
-    CLIENT_MULTI, PROTO_IOBUF_LEN, PROTO_MBULK_BIG_ARG,
+    CLIENT_MULTI,
 };
 
 /// The version we answer as: redis-lite behaves like Redis 7.0.15, and
@@ -679,9 +679,15 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
 
 /// updateStatsOnUnblock for a blocked command that ends without being run
 /// again (time-out, CLIENT UNBLOCK): it is counted as one call now.
-pub fn update_stats_on_unblock(srv: &mut Server, c: &Client) {
+/// An error reply (CLIENT UNBLOCK ... ERROR) counts as a failed call.
+pub fn update_stats_on_unblock(srv: &mut Server, c: &mut Client) {
+    let failed = srv.note_errors(c) > 0;
     if let Some(id) = srv.commands.lookup(c.last_cmd.as_bytes()) {
-        srv.commands.get_mut(id).stats.calls += 1;
+        let cmd = srv.commands.get_mut(id);
+        cmd.stats.calls += 1;
+        if failed {
+            cmd.stats.failed_calls += 1;
+        }
         srv.stats.numcommands += 1;
     }
 }
@@ -754,16 +760,37 @@ fn clients_cron(srv: &mut Server) {
             srv.clients_to_close.push(c.token);
             continue;
         }
-        // A buffer above 32 KB that is empty now, or that the client has
-        // not used to even half its size recently, shrinks to what it holds.
-        let cap = c.querybuf.capacity();
-        if cap > PROTO_MBULK_BIG_ARG && (c.querybuf_peak < cap / 2 || idle.as_secs() > 2) {
-            let mut fresh = BytesMut::with_capacity(c.querybuf.len().max(PROTO_IOBUF_LEN));
+        clients_cron_resize_query_buffer(c, idle.as_secs());
+    }
+}
+
+/// PROTO_RESIZE_THRESHOLD: a busy client's query buffer is trimmed only
+/// above 32 KB, so the usual 16 KB read buffer is never reallocated.
+const PROTO_RESIZE_THRESHOLD: usize = 32 * 1024;
+
+/// clientsCronResizeQueryBuffer: give back query buffer space that wastes
+/// more than 4 KB. An idle client (> 2 s) keeps only the bytes it holds; a
+/// busy one whose buffer is over 32 KB and more than twice its recent peak
+/// shrinks to that peak (or the bulk being received).
+fn clients_cron_resize_query_buffer(c: &mut Client, idle_secs: u64) {
+    let (len, cap) = (c.querybuf.len(), c.querybuf.capacity());
+    let bulk = c.parser.pending_bulk_len().unwrap_or(0);
+    if cap - len > 4 * 1024 {
+        let resize = if idle_secs > 2 {
+            Some(len)
+        } else if cap > PROTO_RESIZE_THRESHOLD && cap / 2 > c.querybuf_peak {
+            Some(len.max(c.querybuf_peak).max(bulk))
+        } else {
+            None
+        };
+        if let Some(size) = resize {
+            let mut fresh = BytesMut::with_capacity(size);
             fresh.extend_from_slice(&c.querybuf);
             c.querybuf = fresh;
         }
-        c.querybuf_peak = c.querybuf.len();
     }
+    // Start measuring the next cycle's peak from what is held now.
+    c.querybuf_peak = len.max(bulk);
 }
 
 /// run_with_period(ms): true on the cron ticks that fall every `ms` ms.

@@ -231,7 +231,7 @@ pub fn smove_command(srv: &mut Server, c: &mut Client) {
         db_add(srv, dbid, &dst, obj);
     }
     signal_modified_key(srv, dbid, &src);
-    signal_modified_key(srv, dbid, &dst);
+    // The destination changed only if the member was not there already.
     if let Some(RObj {
         value: Value::Set(dstset),
         ..
@@ -239,6 +239,7 @@ pub fn smove_command(srv: &mut Server, c: &mut Client) {
     {
         if set_type_add(dstset, &ele, max) {
             srv.dirty += 1;
+            signal_modified_key(srv, dbid, &dst);
             notify_keyspace_event(srv, NOTIFY_SET, "sadd", &dst, dbid);
         }
     }

@@ -1160,16 +1160,14 @@ fn parse_setop_opts(
             o.withscores = true;
             j += 1;
         } else if card_only && remaining >= 2 && opt == b"limit" {
-            match string2ll(c.arg(j + 1)) {
+            // getPositiveLongFromObjectOrReply: one message for a non-number
+            // and for a negative number alike.
+            match string2ll(c.arg(j + 1)).and_then(|n| u64::try_from(n).ok()) {
+                Some(n) => o.limit = n,
                 None => {
-                    c.add_reply_error(ERR_NOT_INT);
-                    return None;
-                }
-                Some(n) if n < 0 => {
                     c.add_reply_error("ERR LIMIT can't be negative");
                     return None;
                 }
-                Some(n) => o.limit = n as u64,
             }
             j += 2;
         } else {
