@@ -626,3 +626,58 @@ fn redis_rs_resp3_push_messages() {
         )
     );
 }
+
+/// The `qbuf=` / `qbuf-free=` fields of one CLIENT LIST / CLIENT INFO line.
+fn qbuf_fields(line: &str) -> (usize, usize) {
+    let field = |name: &str| -> usize {
+        let start = line
+            .find(name)
+            .unwrap_or_else(|| panic!("{name} in {line}"))
+            + name.len();
+        let digits: String = line[start..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits.parse().expect("number")
+    };
+    (field(" qbuf="), field(" qbuf-free="))
+}
+
+/// Redis trims the query buffer only after the whole read is processed, so
+/// CLIENT INFO counts itself (26 bytes as RESP), the commands before it in the
+/// same read and a partial command after it. Seen from another client, a
+/// client that sent one small command keeps a read buffer of at least 16 KB
+/// (unit/querybuf's first test); a 400 KB argument leaves a buffer over 32 KB
+/// until the cron trims it. Checked with REDIS_LITE_BIN=redis-server too.
+#[test]
+fn client_info_qbuf_counts_the_commands_of_the_current_read() {
+    let srv = Server::start();
+    let mut c = Conn::connect(srv.port).expect("connect");
+    let info = String::from_utf8(c.must(&["CLIENT", "INFO"])).expect("utf8");
+    assert_eq!(qbuf_fields(&info).0, 26, "{info}");
+    // PING (14 bytes) + CLIENT INFO (26) + 10 bytes of a PING still partial.
+    c.send(b"*1\r\n$4\r\nPING\r\n*2\r\n$6\r\nCLIENT\r\n$4\r\nINFO\r\n*1\r\n$4\r\nPI")
+        .expect("send");
+    assert_eq!(c.read_reply().expect("PING"), b"+PONG\r\n");
+    let info = String::from_utf8(c.read_reply().expect("CLIENT INFO")).expect("utf8");
+    assert_eq!(qbuf_fields(&info).0, 50, "{info}");
+    c.send(b"NG\r\n").expect("send");
+    assert_eq!(c.read_reply().expect("PING"), b"+PONG\r\n");
+
+    let mut other = Conn::connect(srv.port).expect("connect");
+    other.must(&["CLIENT", "SETNAME", "watched"]);
+    let size_of_watched = |c: &mut Conn| {
+        let list = String::from_utf8(c.must(&["CLIENT", "LIST"])).expect("utf8");
+        let line = list
+            .lines()
+            .find(|l| l.contains("name=watched"))
+            .expect("line");
+        let (qbuf, free) = qbuf_fields(line);
+        qbuf + free
+    };
+    let small = size_of_watched(&mut c);
+    assert!((16384..32768).contains(&small), "qbuf+qbuf-free {small}");
+    other.must(&["SET", "x", &"A".repeat(400_000)]);
+    let big = size_of_watched(&mut c);
+    assert!(big > 32768, "qbuf+qbuf-free after a 400 KB argument: {big}");
+}

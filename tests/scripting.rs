@@ -197,6 +197,45 @@ fn commandstats_count_commands_run_from_lua() {
     }
 }
 
+/// EVAL's failed_calls after running `script` once on a fresh stat table.
+fn eval_failed_calls(p: &Process, script: &str) -> String {
+    let mut c = p.connect();
+    c.must(&["SET", "s", "abc"]);
+    c.must(&["CONFIG", "RESETSTAT"]);
+    let _ = c.cmd(&["EVAL", script, "0"]);
+    let info = String::from_utf8_lossy(&c.must(&["INFO", "commandstats"])).into_owned();
+    info.lines()
+        .find(|l| l.starts_with("cmdstat_eval:"))
+        .and_then(|l| l.split(',').find(|f| f.starts_with("failed_calls=")))
+        .unwrap_or("no eval line")
+        .to_string()
+}
+
+/// A script whose reply is an error fails, also when that error came from
+/// redis.call / redis.pcall and is therefore not counted in errorstats a
+/// second time (afterErrorReply's NO_STATS_UPDATE branch counts the failed
+/// call directly). A pcall error the script swallows does not make it fail.
+#[test]
+fn eval_replying_an_error_is_a_failed_call() {
+    let cases = [
+        ("return redis.call('incr','s')", 1),
+        ("return redis.pcall('incr','s')", 1),
+        ("return redis.pcall('nosuch')", 1),
+        ("return redis.error_reply('x')", 1),
+        ("error('boom')", 1),
+        ("redis.pcall('incr','s') return 1", 0),
+    ];
+    let lite = Server::start();
+    let real = RealRedis::start();
+    for (script, failed) in cases {
+        let ours = eval_failed_calls(&lite, script);
+        assert_eq!(ours, format!("failed_calls={failed}"), "{script}");
+        if let Some(real) = &real {
+            assert_eq!(ours, eval_failed_calls(real, script), "{script}");
+        }
+    }
+}
+
 #[test]
 fn long_sadd_loop_finishes() {
     let lite = Server::start();

@@ -59,6 +59,10 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
     } else {
         Duration::ZERO
     };
+    // Evictions stopped at their time limit go on at once (evict.rs).
+    if srv.evict.time_proc_running {
+        timeout = Duration::ZERO;
+    }
     // Wake up for the nearest blocked client's timeout.
     if let Some(deadline) = crate::blocked::nearest_block_timeout(srv) {
         let left = deadline - crate::server::mstime();
@@ -95,6 +99,10 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
     }
 
     // Time events run after all file events: a slow command delays cron too.
+    // evictionTimeProc is a 0 ms time event: it runs on every pass.
+    if srv.evict.time_proc_running {
+        crate::evict::eviction_time_proc(srv);
+    }
     if Instant::now() >= *next_cron {
         server::server_cron(srv);
         *next_cron = Instant::now() + server::cron_period(srv);

@@ -938,6 +938,13 @@ static LATENCY_SUBCOMMANDS: &[CommandSpec] = &[
 static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     cmd("id", networking::client_id_command, 2, NS | LD | ST, NOKEYS),
     cmd(
+        "reply",
+        networking::client_reply_command,
+        3,
+        NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
         "info",
         networking::client_info_command,
         2,

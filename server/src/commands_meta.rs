@@ -609,6 +609,29 @@ pub static COMMAND_META: &[CommandMeta] = &[
         },
     },
     CommandMeta {
+        fullname: "client|reply",
+        acl_categories: &["@slow", "@connection"],
+        tips: &[],
+        key_specs: &[],
+        docs: CommandDocs {
+            summary: "Instruct the server whether to reply to commands",
+            since: "3.2.0",
+            group: "connection",
+            complexity: Some("O(1)"),
+            doc_flags: &[],
+            deprecated_since: None,
+            replaced_by: None,
+            history: &[],
+            arguments: &[
+                CommandArg { name: "on_off_skip", kind: "oneof", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[
+                    CommandArg { name: "on", kind: "pure-token", key_spec_index: -1, token: Some("ON"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    CommandArg { name: "off", kind: "pure-token", key_spec_index: -1, token: Some("OFF"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    CommandArg { name: "skip", kind: "pure-token", key_spec_index: -1, token: Some("SKIP"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                ] },
+            ],
+        },
+    },
+    CommandMeta {
         fullname: "client|setname",
         acl_categories: &["@slow", "@connection"],
         tips: &[],

@@ -1229,12 +1229,11 @@ fn parse_special(
             Ok(Value::Dir)
         }
         Special::Save => {
-            // A single "" means "no save points".
-            let args: &[String] = if args.len() == 1 && args[0].is_empty() {
-                &[]
-            } else {
-                args
-            };
+            // A single "" means "no save points": it clears the points set
+            // so far, even those of earlier redis.conf lines.
+            if args.len() == 1 && args[0].is_empty() {
+                return Ok(Value::Save(Vec::new()));
+            }
             if args.len() % 2 == 1 {
                 return Err("Invalid save parameters".into());
             }
@@ -2423,6 +2422,7 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
     for &idx in changed {
         match CONFIGS[idx].name {
             "hz" => srv.hz = srv.config.hz,
+            "maxmemory" => crate::evict::update_maxmemory(srv),
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),
             "port" => rebind = Some((idx, "Unable to listen on this port. Check server logs.")),
             "bind" => rebind = rebind.or(Some((idx, "Failed to bind to specified addresses."))),
@@ -2653,6 +2653,33 @@ mod tests {
         let err = Config::from_args(&bad).unwrap_err();
         assert!(err
             .contains("at line 3\n>>> 'nosuch \"1\"'\nBad directive or wrong number of arguments"));
+    }
+
+    /// An empty `save` clears the points of earlier lines (setConfigSaveOption
+    /// resets on a single ""), in a file or from the command line; a bare
+    /// `--save` before another option or at the end means `--save ""`.
+    #[test]
+    fn empty_save_clears_earlier_save_points() {
+        let points = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            Config::from_args(&args).unwrap().0.save_params
+        };
+        assert_eq!(points(&["--save", "900 1", "--save", ""]), vec![]);
+        assert_eq!(points(&["--save", "900 1", "--save"]), vec![]);
+        assert_eq!(points(&["--save", "900 1", "--save", "--hz", "20"]), vec![]);
+        assert_eq!(points(&["--save", "", "--save", "5 5"]), vec![(5, 5)]);
+        assert_eq!(
+            points(&["--save", "900 1", "--save", "60 2"]),
+            vec![(900, 1), (60, 2)]
+        );
+        let file = std::env::temp_dir().join(format!("save-{}.conf", std::process::id()));
+        std::fs::write(&file, "save 900 1\nsave \"\"\n").unwrap();
+        assert_eq!(points(&[file.to_str().unwrap()]), vec![]);
+        assert_eq!(
+            points(&[file.to_str().unwrap(), "--save", "7 7"]),
+            vec![(7, 7)]
+        );
+        let _ = std::fs::remove_file(&file);
     }
 
     #[test]

@@ -66,7 +66,8 @@ pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Opti
         srv.stats.keyspace_misses += 1;
         return None;
     }
-    let lru = srv.lruclock;
+    // The LRU clock, or the LFU counter under an LFU policy (evict.rs).
+    let touch = crate::evict::ObjectTouch::of(srv);
     // A miss is notified before the lookup: the borrow it returns cannot be
     // released in its None arm. The flag test keeps hits at one dict probe.
     let keymiss = srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
@@ -76,7 +77,7 @@ pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Opti
     match srv.dbs[dbid].dict.find(key) {
         Some(o) => {
             srv.stats.keyspace_hits += 1;
-            o.lru = lru;
+            touch.touch(o);
             Some(o)
         }
         None => {
@@ -92,9 +93,9 @@ pub fn lookup_key_write<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Opt
     if expire_if_needed(srv, dbid, key) {
         return None;
     }
-    let lru = srv.lruclock;
+    let touch = crate::evict::ObjectTouch::of(srv);
     let o = srv.dbs[dbid].dict.find(key)?;
-    o.lru = lru;
+    touch.touch(o);
     Some(o)
 }
 
@@ -109,7 +110,14 @@ pub fn key_exists(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 
 /// setKey: store `val` under `key` (replacing any value). The TTL is removed
 /// unless `keep_ttl`. The old value, if any, is freed here.
-pub fn set_key(srv: &mut Server, dbid: usize, key: &[u8], val: RObj, keep_ttl: bool) {
+pub fn set_key(srv: &mut Server, dbid: usize, key: &[u8], mut val: RObj, keep_ttl: bool) {
+    // dbOverwrite: under an LFU policy the new value keeps the old one's
+    // access frequency.
+    if crate::evict::policy_is_lfu(srv.config.maxmemory_policy) {
+        if let Some(old) = srv.dbs[dbid].dict.get(key) {
+            val.lru = old.lru;
+        }
+    }
     let old = srv.dbs[dbid].set_value(key, val, keep_ttl);
     if old.is_none() {
         // setKey -> dbAdd: the key is new.
@@ -180,9 +188,10 @@ pub(crate) fn check_type<'a, T>(
     }
 }
 
-/// A new object with the current LRU clock.
+/// A new object with the current LRU clock (or a fresh LFU counter under
+/// an LFU policy: createObject).
 pub fn new_object(srv: &Server, value: storage::object::Value) -> RObj {
-    RObj::new(value, srv.lruclock)
+    RObj::new(value, crate::evict::object_lru_init(srv))
 }
 
 /// lookupKeyReadWithFlags(LOOKUP_NOTOUCH): a read lookup that counts a
@@ -620,7 +629,7 @@ pub fn copy_command(srv: &mut Server, c: &mut Client) {
         return c.add_reply_error(SAME_OBJECT_ERR);
     }
     // dupStringObject & co: a fresh object (new LRU, refcount 1).
-    let lru = srv.lruclock;
+    let lru = crate::evict::object_lru_init(srv);
     let Some(newobj) = lookup_key_read(srv, srcid, &src).map(|o| dup_object(o, lru)) else {
         return c.add_reply_integer(0);
     };

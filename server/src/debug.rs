@@ -9,8 +9,10 @@
 //!   RDB size, LRU clock);
 //! - `DIGEST` / `DIGEST-VALUE` fingerprint the dataset with SHA1 so two
 //!   servers (or one before and after a reload) can be compared;
-//! - `HTSTATS` prints the shape of the keyspace hash tables;
+//! - `HTSTATS` / `HTSTATS-KEY` print the shape of the keyspace hash tables
+//!   or of one value's table;
 //! - `SET-ACTIVE-EXPIRE` turns the active expiry cycles off;
+//! - `SET-DISABLE-DENY-SCRIPTS` lets scripts call `noscript` commands;
 //! - `PROTOCOL` answers one sample of each RESP2/RESP3 reply type.
 //!
 //! Access is checked before we get here (`enable-debug-command`, in
@@ -18,6 +20,9 @@
 //! number of arguments, gets addReplySubcommandSyntaxError.
 
 use storage::object::{RObj, StrValue, Value};
+use storage::t_hash::HashValue;
+use storage::t_set::SetValue;
+use storage::t_zset::ZSetValue;
 
 use crate::db::{db_add, lookup_key_write};
 use crate::networking::Client;
@@ -37,6 +42,11 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
         (b"set-active-expire", 3) => {
             // atoi(): "2" enables, "x" disables, as in Redis.
             srv.active_expire_enabled = atoi(c.arg(2)) != 0;
+            c.add_reply_ok();
+        }
+        (b"set-disable-deny-scripts", 3) => {
+            // Lets scripts call `noscript` commands (atoi, like above).
+            srv.script_disable_deny_script = atoi(c.arg(2)) != 0;
             c.add_reply_ok();
         }
         (b"protocol", 3) => debug_protocol(c),
@@ -258,16 +268,24 @@ fn debug_htstats(srv: &mut Server, c: &mut Client) {
     c.add_reply_verbatim(stats.as_bytes());
 }
 
-/// DEBUG HTSTATS-KEY key: only hashtable-encoded values have a table; no
-/// string does.
+const ERR_NOT_HASHTABLE: &str =
+    "ERR The value stored at the specified key is not represented using an hash table";
+
+/// DEBUG HTSTATS-KEY key: the table of a hashtable-encoded set or hash, or
+/// the member -> score table of a skiplist-encoded zset. Strings, lists and
+/// the compact encodings have none.
 // redis: debug.c debugCommand (htstats-key)
 fn debug_htstats_key(srv: &mut Server, c: &mut Client) {
-    if object_command_lookup(srv, c).is_none() {
+    let Some(o) = object_command_lookup(srv, c) else {
         return c.add_reply_error("ERR no such key");
-    }
-    c.add_reply_error(
-        "ERR The value stored at the specified key is not represented using an hash table",
-    );
+    };
+    let stats = match &o.value {
+        Value::Set(SetValue::Hashtable(d)) => d.stats(true),
+        Value::Hash(HashValue::Hashtable(d)) => d.stats(true),
+        Value::ZSet(ZSetValue::Skiplist(zs)) => zs.dict.stats(true),
+        _ => return c.add_reply_error(ERR_NOT_HASHTABLE),
+    };
+    c.add_reply_verbatim(truncate_stats(&stats).as_bytes());
 }
 
 /// dictGetStats writes into a 4096-byte buffer (snprintf: 4095 + NUL).

@@ -281,7 +281,7 @@ fn memory_section(srv: &Server) -> String {
         "rss_overhead_bytes" => rss as i64 - resident as i64,
         "mem_fragmentation_ratio" => ratio(rss, used),
         "mem_fragmentation_bytes" => rss as i64 - used as i64,
-        "mem_not_counted_for_evict" => 0,
+        "mem_not_counted_for_evict" => crate::evict::free_memory_get_not_counted_memory(srv),
         "mem_replication_backlog" => 0,
         "mem_total_replication_buffers" => 0,
         "mem_clients_slaves" => 0,
@@ -337,6 +337,9 @@ fn persistence_section(srv: &Server) -> String {
 
 fn stats_section(srv: &Server) -> String {
     let st = &srv.stats;
+    let current_eviction_exceeded = st
+        .last_eviction_exceeded_time
+        .map_or(0, |t| t.elapsed().as_micros() as u64);
     let kbps = |m: &crate::server::InstMetric| format!("{:.2}", m.value() as f64 / 1024.0);
     let mut s = String::from("# Stats\r\n");
     fields!(s,
@@ -359,10 +362,10 @@ fn stats_section(srv: &Server) -> String {
         "expired_stale_perc" => format!("{:.2}", srv.expire_state.stale_perc * 100.0),
         "expired_time_cap_reached_count" => srv.expire_state.time_cap_reached_count,
         "expire_cycle_cpu_milliseconds" => srv.expire_state.cycle_time_used_us / 1000,
-        "evicted_keys" => 0,
+        "evicted_keys" => st.evictedkeys,
         "evicted_clients" => 0,
-        "total_eviction_exceeded_time" => 0,
-        "current_eviction_exceeded_time" => 0,
+        "total_eviction_exceeded_time" => (st.total_eviction_exceeded_time + current_eviction_exceeded) / 1000,
+        "current_eviction_exceeded_time" => current_eviction_exceeded / 1000,
         "keyspace_hits" => st.keyspace_hits,
         "keyspace_misses" => st.keyspace_misses,
         "pubsub_channels" => srv.pubsub_channels.len(),

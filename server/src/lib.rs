@@ -11,6 +11,7 @@ pub mod config;
 pub mod db;
 pub mod debug;
 pub mod eval;
+pub mod evict;
 pub mod expire;
 pub mod function;
 pub mod function_lua;

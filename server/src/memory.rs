@@ -11,6 +11,30 @@ pub fn used_memory() -> usize {
     stats::allocated::read().unwrap_or(0)
 }
 
+/// Bytes this thread allocated minus bytes it freed, since it started
+/// (jemalloc's "thread.allocated" - "thread.deallocated"). Exact per
+/// allocation and a plain memory read, like Redis's zmalloc counter; but
+/// memory freed on another thread (lazyfree) does not show here.
+pub fn thread_net_allocated() -> i64 {
+    use tikv_jemalloc_ctl::thread::{allocatedp, deallocatedp, ThreadLocal};
+    thread_local! {
+        // Pointers to this thread's two counters, looked up once.
+        static COUNTERS: Option<(ThreadLocal<u64>, ThreadLocal<u64>)> =
+            allocatedp::read().ok().zip(deallocatedp::read().ok());
+    }
+    COUNTERS.with(|c| c.map_or(0, |(a, d)| a.get().wrapping_sub(d.get()) as i64))
+}
+
+/// Turn this thread's jemalloc cache on or off ("thread.tcache.enabled").
+/// Blocks freed into that cache still count as allocated, and refilling it
+/// takes many blocks at once, so with the cache `used_memory` moves in
+/// steps of tens of KB. Redis counts every allocation itself (zmalloc); to
+/// be as exact, evict.rs turns the cache off while maxmemory is set.
+pub fn set_thread_cache(enabled: bool) {
+    // SAFETY: "thread.tcache.enabled" is a bool.
+    let _ = unsafe { tikv_jemalloc_ctl::raw::write(b"thread.tcache.enabled\0", enabled) };
+}
+
 /// Bytes in active pages (allocator_active).
 pub fn allocator_active() -> usize {
     let _ = epoch::advance();

@@ -58,7 +58,7 @@ pub const CLIENT_PENDING_WRITE: u32 = 1 << 3;
 pub const CLIENT_PENDING_READ: u32 = 1 << 4;
 /// Writable interest is registered with the poller (a write hit WouldBlock).
 pub const CLIENT_WRITE_INTEREST: u32 = 1 << 5;
-/// Do not send replies (CLIENT REPLY OFF); kept for later use.
+/// Do not send replies (CLIENT REPLY OFF). Pub/sub messages still go out.
 pub const CLIENT_REPLY_OFF: u32 = 1 << 6;
 /// The client's current command waits for CLIENT PAUSE to end
 /// (BLOCKED_POSTPONE): its argv is kept and its input is not read on.
@@ -81,6 +81,10 @@ pub const CLIENT_SCRIPT: u32 = 1 << 13;
 pub const CLIENT_PUBSUB: u32 = 1 << 14;
 /// Executing EXEC's queued commands.
 pub const CLIENT_EXECUTING_MULTI: u32 = 1 << 15;
+/// Do not send the reply of the current command (CLIENT REPLY SKIP)...
+pub const CLIENT_REPLY_SKIP: u32 = 1 << 16;
+/// ...which becomes CLIENT_REPLY_SKIP for the command after CLIENT REPLY SKIP.
+pub const CLIENT_REPLY_SKIP_NEXT: u32 = 1 << 17;
 
 /// Whose connection this is, as CLIENT KILL TYPE / CLIENT LIST see it.
 pub struct Client {
@@ -138,6 +142,11 @@ pub struct Client {
     pub obuf_soft_limit_reached_time: i64,
     /// What a blocked client waits for (blocked.rs).
     pub bstate: Option<crate::blocked::BlockState>,
+    /// While a command runs under CLIENT REPLY OFF/SKIP: the real output
+    /// buffer. The command's reply goes to a scratch `reply` that is thrown
+    /// away; pub/sub messages go here (`push_buf`), as Redis still sends
+    /// them (CLIENT_PUSHING).
+    pub reply_stash: Option<BytesMut>,
     /// What this client is subscribed to (pubsub.rs): channels, patterns
     /// and shard channels (CLIENT LIST sub= psub= ssub=).
     pub pubsub_channels: std::collections::HashSet<Bytes>,
@@ -196,6 +205,7 @@ impl Client {
             original_argv: None,
             obuf_soft_limit_reached_time: 0,
             bstate: None,
+            reply_stash: None,
             pubsub_channels: Default::default(),
             pubsub_patterns: Default::default(),
             pubsubshard_channels: Default::default(),
@@ -206,6 +216,15 @@ impl Client {
 
     pub fn has_flag(&self, f: u32) -> bool {
         self.flags & f != 0
+    }
+
+    /// Where pub/sub messages for this client go: its output buffer, even
+    /// while CLIENT REPLY OFF/SKIP silences the current command's reply.
+    pub fn push_buf(&mut self) -> &mut BytesMut {
+        match self.reply_stash.as_mut() {
+            Some(stash) => stash,
+            None => &mut self.reply,
+        }
     }
 
     /// The argument at `i` (0 is the command name).
@@ -489,11 +508,17 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                     continue; // empty request: Redis ignores it, no reply
                 }
                 c.argv = argv;
-                server::process_command(srv, c);
+                process_command_maybe_silenced(srv, c);
                 if c.has_flag(CLIENT_POSTPONED | CLIENT_BLOCKED) {
                     break; // the command waits (PAUSE, BLPOP), so does the rest
                 }
                 c.argv.clear();
+                // resetClient: CLIENT REPLY SKIP silences exactly the next
+                // command.
+                c.flags &= !CLIENT_REPLY_SKIP;
+                if c.has_flag(CLIENT_REPLY_SKIP_NEXT) {
+                    c.flags = (c.flags | CLIENT_REPLY_SKIP) & !CLIENT_REPLY_SKIP_NEXT;
+                }
             }
             Err(e) => {
                 // setProtocolError: reply, stop executing, close after the
@@ -515,6 +540,41 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                 break;
             }
         }
+    }
+}
+
+/// process_command, with CLIENT REPLY OFF/SKIP applied: Redis's
+/// prepareClientToWrite refuses to add replies for such a client, so here the
+/// command writes into a scratch buffer that is dropped. A command that turns
+/// replies back on (CLIENT REPLY ON) keeps its reply.
+fn process_command_maybe_silenced(srv: &mut Server, c: &mut Client) {
+    if !c.has_flag(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP) {
+        return server::process_command(srv, c);
+    }
+    c.reply_stash = Some(std::mem::take(&mut c.reply));
+    server::process_command(srv, c);
+    let scratch = std::mem::take(&mut c.reply);
+    c.reply = c.reply_stash.take().unwrap_or_default();
+    if !c.has_flag(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP) {
+        c.reply.extend_from_slice(&scratch);
+    }
+}
+
+/// CLIENT REPLY ON|OFF|SKIP
+// redis: networking.c clientCommand ("reply")
+pub fn client_reply_command(_srv: &mut Server, c: &mut Client) {
+    let mode = c.arg(2);
+    if mode.eq_ignore_ascii_case(b"on") {
+        c.flags &= !(CLIENT_REPLY_SKIP | CLIENT_REPLY_OFF);
+        c.add_reply_ok();
+    } else if mode.eq_ignore_ascii_case(b"off") {
+        c.flags |= CLIENT_REPLY_OFF;
+    } else if mode.eq_ignore_ascii_case(b"skip") {
+        if !c.has_flag(CLIENT_REPLY_OFF) {
+            c.flags |= CLIENT_REPLY_SKIP_NEXT;
+        }
+    } else {
+        c.add_reply_syntax_error();
     }
 }
 
@@ -739,7 +799,7 @@ pub fn reset_command(srv: &mut Server, c: &mut Client) {
     c.db = 0;
     c.resp = Resp::V2;
     c.name = None;
-    c.flags &= !(CLIENT_REPLY_OFF | CLIENT_NO_EVICT);
+    c.flags &= !(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT);
     // Back to the default user: authenticated only if it needs no password.
     c.authenticated = !default_user_has_password(srv);
     c.add_reply_status(b"RESET");

@@ -157,7 +157,10 @@ pub fn object_encoding_command(srv: &mut Server, c: &mut Client) {
 /// OBJECT REFCOUNT key
 // redis: object.c objectCommand (refcount)
 pub fn object_refcount_command(srv: &mut Server, c: &mut Client) {
-    match object_command_lookup(srv, c).map(|o| object_refcount(o)) {
+    // With maxmemory and an LRU/LFU policy Redis stops sharing integers
+    // (evict.rs); redis-lite decides when asked, not when the value is set.
+    let shared = crate::evict::can_use_shared_integers(srv);
+    match object_command_lookup(srv, c).map(|o| if shared { object_refcount(o) } else { 1 }) {
         Some(n) => c.add_reply_integer(n),
         None => c.add_reply_null(),
     }
@@ -171,9 +174,12 @@ pub fn object_idletime_command(srv: &mut Server, c: &mut Client) {
     let Some(lru) = object_command_lookup(srv, c).map(|o| o.lru) else {
         return c.add_reply_null();
     };
-    // No maxmemory-policy yet, so never LFU: `lru` is always an LRU stamp.
-    // Under an LFU policy Redis answers "ERR An LFU maxmemory policy is
-    // selected, idle time not tracked. ...".
+    // Under an LFU policy `lru` holds the LFU counter, not an LRU stamp.
+    if crate::evict::policy_is_lfu(srv.config.maxmemory_policy) {
+        return c.add_reply_error(
+            "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+        );
+    }
     let idle_ms = estimate_object_idle_time(lruclock, lru);
     c.add_reply_integer((idle_ms / 1000) as i64);
 }
@@ -181,13 +187,20 @@ pub fn object_idletime_command(srv: &mut Server, c: &mut Client) {
 /// OBJECT FREQ key
 // redis: object.c objectCommand (freq)
 pub fn object_freq_command(srv: &mut Server, c: &mut Client) {
-    if object_command_lookup(srv, c).is_none() {
+    let Some(lru) = object_command_lookup(srv, c).map(|o| o.lru) else {
         return c.add_reply_null();
-    }
+    };
     // Without an allkeys-lfu / volatile-lfu policy `lru` holds no counter.
-    c.add_reply_error(
-        "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
-    );
+    if !crate::evict::policy_is_lfu(srv.config.maxmemory_policy) {
+        return c.add_reply_error(
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+        );
+    }
+    // LFUDecrAndReturn: the key may not have been accessed for a while,
+    // and the counter only decays when it is.
+    let now = crate::evict::lfu_get_time_in_minutes(srv.cmd_time_snapshot);
+    let freq = crate::evict::lfu_decr_and_return(lru, now, srv.config.lfu_decay_time);
+    c.add_reply_integer(i64::from(freq));
 }
 
 /// OBJECT HELP

@@ -107,14 +107,18 @@ fn add_reply_pubsub_message(
 /// addReplyPubsubSubscribed / Unsubscribed / PatSubscribed /
 /// PatUnsubscribed: `<what> <channel or null> <count>`. The count is the
 /// client's channels + patterns, or its shard channels for the S forms.
+/// Written to `push_buf`: like messages, these go out even under CLIENT
+/// REPLY OFF (Redis's CLIENT_PUSHING).
 fn add_reply_pubsub_notice(c: &mut Client, what: &[u8], channel: Option<&[u8]>, count: usize) {
-    reply::push_len(&mut c.reply, 3, c.resp);
-    c.add_reply_bulk(what);
+    let resp = c.resp;
+    let buf = c.push_buf();
+    reply::push_len(buf, 3, resp);
+    reply::bulk(buf, what);
     match channel {
-        Some(ch) => c.add_reply_bulk(ch),
-        None => c.add_reply_null(),
+        Some(ch) => reply::bulk(buf, ch),
+        None => reply::null(buf, resp),
     }
-    c.add_reply_integer(count as i64);
+    reply::integer(buf, count as i64);
 }
 
 // ---- counts ----
@@ -293,7 +297,7 @@ fn deliver(srv: &mut Server, me: &mut Option<&mut Client>, token: Token, msg: &P
     if let Some(c) = me.as_deref_mut().filter(|c| c.token == token) {
         let resp = c.resp;
         add_reply_pubsub_message(
-            &mut c.reply,
+            c.push_buf(),
             resp,
             msg.kind,
             pattern,
@@ -426,6 +430,11 @@ pub fn pubsub_call_end(srv: &mut Server, c: &mut Client, scope: CallScope) {
         false
     });
     if pushes.is_empty() {
+        return;
+    }
+    // Under CLIENT REPLY OFF/SKIP the reply is dropped but pushes are not.
+    if let Some(stash) = c.reply_stash.as_mut() {
+        stash.extend_from_slice(&pushes);
         return;
     }
     let at = scope.reply_start.min(c.reply.len());

@@ -109,6 +109,9 @@ pub struct ScriptRunCtx {
     /// holds; copied to the caller by `script_reset_run`.
     pub reply: BytesMut,
     pub reply_errors: Vec<Bytes>,
+    /// The reply is an error counted in errorstats already (see
+    /// `ReplyTarget::failed_without_stats`).
+    pub reply_failed_without_stats: bool,
 }
 
 /// Proof that `script_prepare_for_run` succeeded: pass it to the engine's
@@ -159,6 +162,18 @@ pub fn script_prepare_for_run(
         caller.add_reply_error("ERR Can not execute a script with write flag using *_ro command.");
         return None;
     }
+    // OOM at command start: a script must declare allow-oom (no-writes
+    // implies it) to run at all (evict.rs).
+    if script_flags & SCRIPT_FLAG_EVAL_COMPAT_MODE == 0
+        && srv.pre_command_oom_state
+        && srv.config.maxmemory != 0
+        && script_flags & (SCRIPT_FLAG_ALLOW_OOM | SCRIPT_FLAG_NO_WRITES) == 0
+    {
+        caller.add_reply_error(
+            "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
+        );
+        return None;
+    }
 
     let mut sc = take_script_client(srv);
     sc.db = caller.db;
@@ -191,6 +206,7 @@ pub fn script_prepare_for_run(
         start_time: Instant::now(),
         reply: BytesMut::new(),
         reply_errors: Vec::new(),
+        reply_failed_without_stats: false,
     }));
     Some(ScriptRun { _private: () })
 }
@@ -215,6 +231,13 @@ pub fn script_reset_run(srv: &mut Server, caller: &mut Client, run: ScriptRun) {
     }
     caller.reply.extend_from_slice(&ctx.reply);
     caller.errors.append(&mut ctx.reply_errors);
+    // afterErrorReply with ERR_REPLY_FLAG_NO_STATS_UPDATE: no errorstats
+    // entry, but EVAL / FCALL itself counts as a failed call.
+    if ctx.reply_failed_without_stats {
+        if let Ok(Some(id)) = srv.commands.lookup_argv(&caller.argv) {
+            srv.commands.get_mut(id).stats.failed_calls += 1;
+        }
+    }
     if let Some(mut sc) = ctx.c.take() {
         sc.flags &= !CLIENT_MULTI;
         sc.reply.clear();
@@ -354,7 +377,7 @@ pub fn script_call<'a>(
             "Wrong number of args calling Redis command from script",
         );
     }
-    if flags & CMD_NOSCRIPT != 0 {
+    if !srv.script_disable_deny_script && flags & CMD_NOSCRIPT != 0 {
         return reject(
             srv,
             Some(id),
@@ -369,7 +392,20 @@ pub fn script_call<'a>(
             "Write commands are not allowed from read-only scripts.",
         );
     }
-    // (scriptVerifyOOM: redis-lite does not enforce maxmemory.)
+    // scriptVerifyOOM: over maxmemory at command start, a script without
+    // allow-oom may not run a deny-oom command before its first write
+    // (after one it cannot stop half-way).
+    if ctx_flags & SCRIPT_ALLOW_OOM == 0
+        && srv.config.maxmemory != 0
+        && ctx_flags & SCRIPT_WRITE_DIRTY == 0
+        && srv.pre_command_oom_state
+        && flags & crate::commands::CMD_DENYOOM != 0
+    {
+        srv.stats.total_error_replies += 1;
+        *srv.stats.errors.entry("OOM".to_string()).or_insert(0) += 1;
+        srv.commands.get_mut(id).stats.rejected_calls += 1;
+        return Err("-OOM command not allowed when used memory > 'maxmemory'.".into());
+    }
     if flags & CMD_WRITE != 0 {
         if let Some(ctx) = srv.script_run_ctx.as_mut() {
             ctx.flags |= SCRIPT_WRITE_DIRTY;

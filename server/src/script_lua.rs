@@ -367,6 +367,11 @@ unsafe fn parse_reply(l: *mut lua_State, buf: &[u8], pos: usize, push: bool) -> 
 pub struct ReplyTarget<'a> {
     pub out: &'a mut BytesMut,
     pub errors: &'a mut Vec<Bytes>,
+    /// Set by an error reply already counted where it arose (a redis.call
+    /// error the script passed on): not in errorstats again, but the
+    /// script's command still failed (afterErrorReply's
+    /// ERR_REPLY_FLAG_NO_STATS_UPDATE branch).
+    pub failed_without_stats: &'a mut bool,
     pub resp: Resp,
     pub script_resp: Resp,
 }
@@ -397,7 +402,9 @@ fn add_error(t: &mut ReplyTarget, msg: &[u8], ignore_stats: bool) {
     let mut text = Vec::with_capacity(msg.len() + 1);
     text.push(b'-');
     text.extend_from_slice(msg);
-    if !ignore_stats {
+    if ignore_stats {
+        *t.failed_without_stats = true;
+    } else {
         let body = &text[1..];
         let body = body.strip_prefix(b"-").unwrap_or(body);
         let code_end = body.iter().position(|&b| b == b' ').unwrap_or(body.len());
@@ -1092,6 +1099,21 @@ rawset(G, 'debug', nil)
 
 local proxy_G = protect(G)
 rawset(G, '_G', proxy_G)
+-- luaSetTableProtectionForBasicTypes: of the basic types only strings have
+-- a metatable in Lua 5.1. Its __metatable field makes getmetatable('')
+-- return a read-only view; string methods still use the real one directly.
+local string_mt = dbg.getmetatable('')
+if string_mt then
+  local view = {}
+  is_proxy[view] = true
+  setmetatable(view, {__index = function(_, k)
+                        local v = string_mt[k]
+                        if type(v) == 'table' then return protect(v) end
+                        return v
+                      end,
+                      __newindex = readonly_error, __metatable = locked_mt})
+  rawset(string_mt, '__metatable', view)
+end
 setmetatable(locked_mt, {__newindex = readonly_error, __metatable = locked_mt})
 is_proxy[locked_mt] = true
 -- Reading an unknown global is an error (luaSetErrorMetatable).
@@ -1294,6 +1316,7 @@ unsafe fn lua_call_function_raw(
     let mut t = ReplyTarget {
         out: &mut ctx.reply,
         errors: &mut ctx.reply_errors,
+        failed_without_stats: &mut ctx.reply_failed_without_stats,
         resp: caller_resp,
         script_resp,
     };

@@ -78,6 +78,12 @@ pub struct Stats {
     pub eventloop_cycles: u64,
     pub eventloop_duration_sum: u64,
     pub eventloop_duration_cmd_sum: u64,
+    /// Keys deleted by maxmemory eviction (evict.rs).
+    pub evictedkeys: u64,
+    /// Time spent over maxmemory: closed periods (µs), and the start of
+    /// the current one (stat_*_eviction_exceeded_time).
+    pub total_eviction_exceeded_time: u64,
+    pub last_eviction_exceeded_time: Option<Instant>,
 }
 
 /// A sampled metric ring (server.inst_metric in Redis).
@@ -187,6 +193,9 @@ pub struct Server {
     pub clients_unpaused: bool,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the active expiry cycle runs.
     pub active_expire_enabled: bool,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands
+    /// (Redis's test suite uses it). Redis: script_disable_deny_script.
+    pub script_disable_deny_script: bool,
     /// The active expiry cycle's state between calls (cursor, stale estimate).
     pub expire_state: ExpireCycleState,
     /// The `bio_lazy_free` thread: UNLINK, FLUSHALL ASYNC, lazyfree-lazy-*.
@@ -239,6 +248,11 @@ pub struct Server {
     /// client and its own messages".
     pub current_clients: Vec<Token>,
     pub pending_self_push: Vec<(Token, crate::pubsub::PendingPush)>,
+    /// maxmemory eviction state: the eviction pool and friends (evict.rs).
+    pub evict: crate::evict::EvictState,
+    /// Was the server over maxmemory when the current command started?
+    /// Scripts check it on their first deny-oom command (script.rs).
+    pub pre_command_oom_state: bool,
 }
 
 /// Wall-clock unix time in milliseconds.
@@ -286,6 +300,7 @@ impl Server {
             latency: LatencyMonitor::new(),
             monitors: Vec::new(),
             active_expire_enabled: true,
+            script_disable_deny_script: false,
             blocking_keys: HashMap::new(),
             ready_keys: std::collections::VecDeque::new(),
             blocked_tokens: Vec::new(),
@@ -328,6 +343,8 @@ impl Server {
             pubsubshard_channels: HashMap::new(),
             current_clients: Vec::new(),
             pending_self_push: Vec::new(),
+            evict: Default::default(),
+            pre_command_oom_state: false,
         })
     }
 
@@ -431,6 +448,38 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
             b"ERR Command not allowed inside a transaction",
         );
         return;
+    }
+
+    // maxmemory (evict.rs): evict first; still over the limit, refuse the
+    // commands that may grow memory. Not from inside a timed-out script:
+    // its writes and the evictions would interleave.
+    if srv.config.maxmemory != 0 && !crate::script::script_is_timedout(srv) {
+        let out_of_memory = crate::evict::perform_evictions(srv) == crate::evict::EvictResult::Fail;
+        // deny-oom (EXEC: a queued deny-oom command; EVAL/FCALL: the
+        // script's flags). Queuing in MULTI costs memory too: everything
+        // but EXEC/DISCARD/QUIT/RESET is refused.
+        let mut reject_cmd_on_oom =
+            get_command_flags(srv, c, id) & crate::commands::CMD_DENYOOM != 0;
+        if c.has_flag(CLIENT_MULTI)
+            && !matches!(
+                srv.commands.get(id).fullname,
+                "exec" | "discard" | "quit" | "reset"
+            )
+        {
+            reject_cmd_on_oom = true;
+        }
+        if out_of_memory && reject_cmd_on_oom {
+            reject_command(
+                srv,
+                c,
+                Some(id),
+                b"OOM command not allowed when used memory > 'maxmemory'.",
+            );
+            return;
+        }
+        // Remember it for scripts: by their first write the Lua stack and
+        // arguments may have pushed memory over the limit.
+        srv.pre_command_oom_state = out_of_memory;
     }
 
     // RESP2 subscribed mode: the connection only carries pub/sub traffic,

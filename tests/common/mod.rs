@@ -143,6 +143,11 @@ impl Process {
             let err = out.try_clone().expect("clone log file handle");
             let mut cmd = Command::new(program);
             cmd.arg("--port").arg(port.to_string()).args(args);
+            // An empty working directory of its own: a redis-server must not
+            // load a stray dump.rdb lying in the checkout.
+            let dir = log.with_extension("d");
+            std::fs::create_dir_all(&dir).expect("create server working dir");
+            cmd.current_dir(&dir);
             cmd.stdin(Stdio::null()).stdout(out).stderr(err);
             // SAFETY: prctl is async-signal-safe; it only asks the kernel to
             // SIGKILL the child when the spawning thread dies, so an aborted

@@ -1,0 +1,650 @@
+//! maxmemory: the memory limit and key eviction (Redis's evict.c).
+//!
+//! With `maxmemory` set, `process_command` calls `perform_evictions` before
+//! every command. It asks the allocator how much is in use
+//! (`get_maxmemory_state`); over the limit it deletes keys chosen by
+//! `maxmemory-policy` until enough is freed, or, under `noeviction` (the
+//! default), reports EVICT_FAIL so that commands flagged deny-oom are
+//! rejected with `-OOM command not allowed when used memory > 'maxmemory'.`
+//!
+//! How a victim is chosen, per policy:
+//! - `allkeys-random` / `volatile-random`: a random key of the next db (the
+//!   main dict, or only keys with a TTL from the expires dict).
+//! - `*-lru`, `*-lfu`, `volatile-ttl`: Redis's approximation. There is no
+//!   sorted index of keys by age; instead every round samples
+//!   `maxmemory-samples` keys of each db (dictGetSomeKeys) into the
+//!   *eviction pool*, EVPOOL_SIZE candidates kept sorted by "idle" score
+//!   (idle time for LRU, 255 - frequency for LFU, -expire time for TTL).
+//!   The best candidate (the pool's last entry) is evicted. The pool lives
+//!   between calls, so good candidates from earlier samples are remembered.
+//!
+//! Each object carries a 24-bit `lru` field (storage::object::RObj). For LRU
+//! it is the LRU clock (seconds) of the last access. Under an LFU policy it
+//! is split as in Redis: the upper 16 bits are the last decrement time in
+//! minutes, the lower 8 bits a logarithmic access counter (LFU_INIT_VAL for
+//! new keys). `ObjectTouch` updates it on every key lookup (db.rs).
+//!
+//! Memory numbers come from jemalloc (memory.rs), like Redis's
+//! zmalloc_used_memory. One difference: jemalloc keeps freed small blocks
+//! in a per-thread cache that still counts as allocated, and refills it many
+//! blocks at a time, so its count moves in steps of tens of KB. An eviction
+//! loop measuring that would see nothing freed, then far too much. So while
+//! maxmemory is set the main thread runs without that cache
+//! (`exact_accounting`): every malloc and free shows at once, as in Redis.
+//!
+//! Reading jemalloc's totals costs microseconds (the stats epoch merges
+//! every arena), too much before every command. So `used_memory_estimate`
+//! reads them at most every MEM_BASELINE_REFRESH_MS and adds what the main
+//! thread allocated and freed since (a plain counter read, like Redis's
+//! zmalloc_used_memory). Only an estimate over the limit is checked against
+//! a fresh total before anything is evicted or refused.
+//!
+//! Not here: replication / AOF buffers (`freeMemoryGetNotCountedMemory`
+//! has nothing to subtract), client eviction (maxmemory-clients), and the
+//! DEL propagation of evicted keys.
+
+use std::time::Instant;
+
+use storage::object::RObj;
+
+use crate::config::MaxmemoryPolicy;
+use crate::notify::{notify_keyspace_event, NOTIFY_EVICTED};
+use crate::server::Server;
+
+/// EVPOOL_SIZE: eviction candidates kept between rounds. 16 is Redis's
+/// trade-off: big enough to remember good candidates from past samples,
+/// small enough that the sorted insert is a few memmoves.
+pub const EVPOOL_SIZE: usize = 16;
+
+/// LFU_INIT_VAL: the counter of a new key. Not 0, so a new key is not the
+/// first victim before it had a chance to be accessed.
+pub const LFU_INIT_VAL: u32 = 5;
+
+/// performEvictions' answer (EVICT_OK / EVICT_RUNNING / EVICT_FAIL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvictResult {
+    /// Under the limit (or freed enough, or evicting is not safe now).
+    Ok,
+    /// Over the limit still, but `eviction_time_proc` keeps evicting
+    /// between event-loop passes.
+    Running,
+    /// Over the limit and nothing can be freed (noeviction, no candidates).
+    Fail,
+}
+
+/// struct evictionPoolEntry: one candidate, by name (the key may be gone by
+/// the time it is picked).
+#[derive(Debug)]
+pub struct EvictionPoolEntry {
+    /// Idle time, or 255 - frequency (LFU), or -expire time (TTL).
+    pub idle: u64,
+    pub key: Box<[u8]>,
+    pub dbid: usize,
+}
+
+/// The eviction state kept on the server between calls.
+#[derive(Debug, Default)]
+pub struct EvictState {
+    /// EvictionPoolLRU: candidates sorted by ascending `idle`; the best one
+    /// is last. Redis keeps a fixed array with empty slots at the right end;
+    /// here the filled prefix is the Vec itself (never above EVPOOL_SIZE).
+    pub pool: Vec<EvictionPoolEntry>,
+    /// The random policies visit the dbs round-robin (`static next_db`).
+    pub next_db: usize,
+    /// isEvictionProcRunning: eviction stopped at its time limit and goes
+    /// on from the event loop (ae.rs calls `eviction_time_proc`).
+    pub time_proc_running: bool,
+    /// jemalloc's thread cache is off for exact accounting (see the top).
+    pub exact_accounting: bool,
+    /// The last exact used memory, when it was read, and the main thread's
+    /// net allocation counter at that moment (`used_memory_estimate`).
+    pub mem_baseline: usize,
+    pub mem_baseline_at: Option<Instant>,
+    pub mem_baseline_thread_net: i64,
+}
+
+/// How old the exact memory reading under `used_memory_estimate` may get:
+/// memory freed by other threads (lazyfree) shows up after at most this.
+pub const MEM_BASELINE_REFRESH_MS: u128 = 100;
+
+// ---- policy flags (MAXMEMORY_FLAG_*) ----
+
+/// MAXMEMORY_FLAG_LRU.
+pub fn policy_is_lru(p: MaxmemoryPolicy) -> bool {
+    matches!(
+        p,
+        MaxmemoryPolicy::VolatileLru | MaxmemoryPolicy::AllkeysLru
+    )
+}
+
+/// MAXMEMORY_FLAG_LFU.
+pub fn policy_is_lfu(p: MaxmemoryPolicy) -> bool {
+    matches!(
+        p,
+        MaxmemoryPolicy::VolatileLfu | MaxmemoryPolicy::AllkeysLfu
+    )
+}
+
+/// MAXMEMORY_FLAG_ALLKEYS: candidates come from every key, not only the
+/// ones with a TTL.
+pub fn policy_is_allkeys(p: MaxmemoryPolicy) -> bool {
+    matches!(
+        p,
+        MaxmemoryPolicy::AllkeysLru | MaxmemoryPolicy::AllkeysLfu | MaxmemoryPolicy::AllkeysRandom
+    )
+}
+
+/// MAXMEMORY_FLAG_NO_SHARED_INTEGERS: with maxmemory and an LRU/LFU policy
+/// Redis does not hand out its shared 0..9999 integer objects, since every
+/// key needs its own `lru` field (object.c tryObjectEncoding).
+pub fn can_use_shared_integers(srv: &Server) -> bool {
+    let p = srv.config.maxmemory_policy;
+    !(srv.config.maxmemory != 0 && (policy_is_lru(p) || policy_is_lfu(p)))
+}
+
+// ---- LFU (Redis's "LFU (Least Frequently Used) implementation") ----
+
+/// LFUGetTimeInMinutes: unix time in minutes, 16 bits.
+pub fn lfu_get_time_in_minutes(unix_ms: i64) -> u32 {
+    ((unix_ms / 1000 / 60) as u32) & 65535
+}
+
+/// LFUTimeElapsed: minutes since `ldt`, across one wrap of the 16 bits.
+pub fn lfu_time_elapsed(now: u32, ldt: u32) -> u32 {
+    if now >= ldt {
+        now - ldt
+    } else {
+        65535 - ldt + now
+    }
+}
+
+/// LFULogIncr: bump the counter with probability 1/((counter-5)*factor+1),
+/// so it grows logarithmically (255 takes ~1M hits with factor 10).
+pub fn lfu_log_incr(counter: u32, lfu_log_factor: i64) -> u32 {
+    if counter >= 255 {
+        return 255;
+    }
+    let r: f64 = rand::random::<f64>();
+    let baseval = counter.saturating_sub(LFU_INIT_VAL) as f64;
+    let p = 1.0 / (baseval * lfu_log_factor as f64 + 1.0);
+    if r < p {
+        counter + 1
+    } else {
+        counter
+    }
+}
+
+/// LFUDecrAndReturn: the counter after decaying it by one per
+/// `lfu-decay-time` minutes since the last decrement (the object itself is
+/// not changed; `update_lfu` stores the result).
+pub fn lfu_decr_and_return(lru: u32, now_min: u32, lfu_decay_time: i64) -> u32 {
+    let ldt = lru >> 8;
+    let counter = lru & 255;
+    let num_periods = if lfu_decay_time > 0 {
+        i64::from(lfu_time_elapsed(now_min, ldt)) / lfu_decay_time
+    } else {
+        0
+    };
+    if num_periods > 0 {
+        if num_periods > i64::from(counter) {
+            0
+        } else {
+            counter - num_periods as u32
+        }
+    } else {
+        counter
+    }
+}
+
+/// What a key lookup does to the object's `lru` field (db.c lookupKey):
+/// under an LFU policy decay then bump the counter (updateLFU), otherwise
+/// stamp the LRU clock. Computed before the lookup borrows the dict.
+#[derive(Clone, Copy, Debug)]
+pub struct ObjectTouch {
+    lfu: bool,
+    lruclock: u32,
+    now_min: u32,
+    lfu_log_factor: i64,
+    lfu_decay_time: i64,
+}
+
+impl ObjectTouch {
+    pub fn of(srv: &Server) -> ObjectTouch {
+        ObjectTouch {
+            lfu: policy_is_lfu(srv.config.maxmemory_policy),
+            lruclock: srv.lruclock,
+            now_min: lfu_get_time_in_minutes(srv.cmd_time_snapshot),
+            lfu_log_factor: srv.config.lfu_log_factor,
+            lfu_decay_time: srv.config.lfu_decay_time,
+        }
+    }
+
+    /// Apply the access to `o`.
+    pub fn touch(self, o: &mut RObj) {
+        if self.lfu {
+            // updateLFU
+            let counter = lfu_decr_and_return(o.lru, self.now_min, self.lfu_decay_time);
+            let counter = lfu_log_incr(counter, self.lfu_log_factor);
+            o.lru = (self.now_min << 8) | counter;
+        } else {
+            o.lru = self.lruclock;
+        }
+    }
+}
+
+/// The `lru` field of a new object (object.c createObject): LFU time and
+/// LFU_INIT_VAL under an LFU policy, the LRU clock otherwise.
+pub fn object_lru_init(srv: &Server) -> u32 {
+    if policy_is_lfu(srv.config.maxmemory_policy) {
+        (lfu_get_time_in_minutes(srv.cmd_time_snapshot) << 8) | LFU_INIT_VAL
+    } else {
+        srv.lruclock
+    }
+}
+
+// ---- the memory state ----
+
+/// freeMemoryGetNotCountedMemory: memory that does not count against
+/// maxmemory (replica output buffers beyond the backlog, the AOF buffer).
+/// redis-lite has neither, so nothing (INFO mem_not_counted_for_evict).
+pub fn free_memory_get_not_counted_memory(_srv: &Server) -> usize {
+    0
+}
+
+/// The exact used memory from jemalloc's totals (microseconds), kept as
+/// the baseline of `used_memory_estimate`.
+fn used_memory_exact(srv: &mut Server) -> usize {
+    let e = &mut srv.evict;
+    e.mem_baseline_thread_net = crate::memory::thread_net_allocated();
+    e.mem_baseline = crate::memory::used_memory();
+    e.mem_baseline_at = Some(Instant::now());
+    e.mem_baseline
+}
+
+/// Used memory cheaply: the last exact reading plus what this thread
+/// allocated and freed since (see the top of the file).
+fn used_memory_estimate(srv: &mut Server) -> usize {
+    let fresh = srv
+        .evict
+        .mem_baseline_at
+        .is_some_and(|t| t.elapsed().as_millis() < MEM_BASELINE_REFRESH_MS);
+    if !fresh {
+        return used_memory_exact(srv);
+    }
+    let e = &srv.evict;
+    let delta = crate::memory::thread_net_allocated() - e.mem_baseline_thread_net;
+    (e.mem_baseline as i64 + delta).max(0) as usize
+}
+
+/// getMaxmemoryState: Ok when under the limit (or no limit), else Err with
+/// how many bytes must be freed.
+pub fn get_maxmemory_state(srv: &mut Server) -> Result<(), usize> {
+    let maxmemory = srv.config.maxmemory as usize;
+    if maxmemory == 0 {
+        return Ok(());
+    }
+    // The estimate says under: done. Over: decide on an exact reading.
+    if used_memory_estimate(srv) <= maxmemory {
+        return Ok(());
+    }
+    let mem_reported = used_memory_exact(srv);
+    if mem_reported <= maxmemory {
+        return Ok(());
+    }
+    let overhead = free_memory_get_not_counted_memory(srv);
+    let mem_used = mem_reported.saturating_sub(overhead);
+    if mem_used <= maxmemory {
+        return Ok(());
+    }
+    Err(mem_used - maxmemory)
+}
+
+/// isSafeToPerformEvictions: not from inside a timed-out script (its
+/// writes and the evictions would interleave), not while clients are
+/// paused (the dataset must not change). No loading or replicas here.
+fn is_safe_to_perform_evictions(srv: &mut Server) -> bool {
+    if crate::script::script_is_timedout(srv) {
+        return false;
+    }
+    !crate::networking::check_client_pause_timeout_and_return_if_paused(srv)
+}
+
+/// evictionTimeLimitUs: how long one call may evict, from
+/// maxmemory-eviction-tenacity: 0..10 is 0..500 µs linearly, then +15% per
+/// step, and 100 means no limit.
+pub fn eviction_time_limit_us(tenacity: i64) -> u64 {
+    let t = tenacity.clamp(0, 100);
+    if t <= 10 {
+        return 50 * t as u64;
+    }
+    if t < 100 {
+        return (500.0 * 1.15f64.powf(t as f64 - 10.0)) as u64;
+    }
+    u64::MAX
+}
+
+// ---- the eviction pool ----
+
+/// evictionPoolPopulate: sample keys of one db and insert the ones that
+/// beat the pool's worst into the pool, keeping it sorted by `idle`.
+fn eviction_pool_populate(srv: &mut Server, dbid: usize) {
+    let policy = srv.config.maxmemory_policy;
+    let count = srv.config.maxmemory_samples.max(1) as usize;
+    let lruclock = srv.lruclock;
+    let now_min = lfu_get_time_in_minutes(srv.cmd_time_snapshot);
+    let decay = srv.config.lfu_decay_time;
+    let idle_of = |o: &RObj| -> u64 {
+        if policy_is_lru(policy) {
+            crate::object::estimate_object_idle_time(lruclock, o.lru)
+        } else {
+            255 - u64::from(lfu_decr_and_return(o.lru, now_min, decay))
+        }
+    };
+
+    // dictGetSomeKeys on the main dict (allkeys-*) or the expires dict.
+    let db = &mut srv.dbs[dbid];
+    let samples: Vec<(Box<[u8]>, u64)> = if policy_is_allkeys(policy) {
+        db.dict
+            .some_entries(count)
+            .into_iter()
+            .map(|(k, o)| (k.clone(), idle_of(o)))
+            .collect()
+    } else {
+        let dict = &db.dict;
+        db.expires
+            .some_entries(count)
+            .into_iter()
+            .map(|(k, &when)| {
+                let idle = match (policy, dict.get(k)) {
+                    // volatile-ttl: the sooner it expires, the better.
+                    (MaxmemoryPolicy::VolatileTtl, _) => u64::MAX.wrapping_sub(when as u64),
+                    (_, Some(o)) => idle_of(o),
+                    (_, None) => 0,
+                };
+                (k.clone(), idle)
+            })
+            .collect()
+    };
+
+    let pool = &mut srv.evict.pool;
+    for (key, idle) in samples {
+        // The first slot whose idle is not smaller than ours.
+        let k = pool
+            .iter()
+            .position(|e| e.idle >= idle)
+            .unwrap_or(pool.len());
+        let entry = EvictionPoolEntry { idle, key, dbid };
+        if k == 0 && pool.len() == EVPOOL_SIZE {
+            // Worse than every candidate and no free slot: skip it.
+            continue;
+        } else if pool.len() < EVPOOL_SIZE {
+            // A free slot: shift the better ones right and insert.
+            pool.insert(k, entry);
+        } else {
+            // Full: drop the worst (first) candidate, shifting left.
+            pool.remove(0);
+            pool.insert(k - 1, entry);
+        }
+    }
+}
+
+/// The best key for the pool policies (LRU, LFU, volatile-ttl): populate
+/// the pool from every db, then take candidates from the best end until one
+/// still exists. None when no db has candidates.
+fn pick_from_pool(srv: &mut Server) -> Option<(usize, Box<[u8]>)> {
+    let allkeys = policy_is_allkeys(srv.config.maxmemory_policy);
+    loop {
+        let mut total_keys = 0;
+        for i in 0..srv.dbs.len() {
+            let db = &srv.dbs[i];
+            let keys = if allkeys {
+                db.dict.len()
+            } else {
+                db.expires.len()
+            };
+            if keys != 0 {
+                eviction_pool_populate(srv, i);
+                total_keys += keys;
+            }
+        }
+        if total_keys == 0 {
+            return None; // no keys to evict
+        }
+        // From the best candidate down: the key may have been deleted since
+        // it entered the pool (a ghost), then try the next one.
+        while let Some(e) = srv.evict.pool.pop() {
+            let db = &srv.dbs[e.dbid];
+            let exists = if allkeys {
+                db.dict.contains_key(&e.key)
+            } else {
+                db.expires.contains_key(&e.key)
+            };
+            if exists {
+                return Some((e.dbid, e.key));
+            }
+        }
+    }
+}
+
+/// The random policies: a random key of the next non-empty db.
+fn pick_random(srv: &mut Server) -> Option<(usize, Box<[u8]>)> {
+    let allkeys = srv.config.maxmemory_policy == MaxmemoryPolicy::AllkeysRandom;
+    let dbnum = srv.dbs.len();
+    for _ in 0..dbnum {
+        srv.evict.next_db = srv.evict.next_db.wrapping_add(1);
+        let j = srv.evict.next_db % dbnum;
+        let db = &mut srv.dbs[j];
+        let key = if allkeys {
+            db.dict.random_entry_unfair().map(|(k, _)| k.clone())
+        } else {
+            db.expires.random_entry_unfair().map(|(k, _)| k.clone())
+        };
+        if let Some(key) = key {
+            return Some((j, key));
+        }
+    }
+    None
+}
+
+// ---- performEvictions ----
+
+/// Exact memory accounting on (maxmemory set) or off: jemalloc's thread
+/// cache off or on (see the top of the file).
+fn set_exact_accounting(srv: &mut Server, on: bool) {
+    if srv.evict.exact_accounting != on {
+        crate::memory::set_thread_cache(!on);
+        srv.evict.exact_accounting = on;
+    }
+}
+
+/// Delete one evicted key: lazily with lazyfree-lazy-eviction, then the
+/// bookkeeping of a deletion (stats, WATCH, the `evicted` event).
+fn evict_key(srv: &mut Server, dbid: usize, key: &[u8]) {
+    let start = Instant::now();
+    let lazy = srv.config.lazyfree_lazy_eviction;
+    crate::db::db_generic_delete(srv, dbid, key, lazy);
+    let threshold = srv.config.latency_monitor_threshold;
+    let ms = start.elapsed().as_millis() as u64;
+    srv.latency
+        .add_sample_if_needed(threshold, "eviction-del", ms);
+    srv.stats.evictedkeys += 1;
+    crate::db::signal_modified_key(srv, dbid, key);
+    notify_keyspace_event(srv, NOTIFY_EVICTED, "evicted", key, dbid);
+}
+
+/// performEvictions: if over maxmemory, evict keys per the policy until
+/// under it again, or until the tenacity time limit (then the event loop
+/// goes on with `eviction_time_proc`).
+pub fn perform_evictions(srv: &mut Server) -> EvictResult {
+    if !is_safe_to_perform_evictions(srv) {
+        return EvictResult::Ok;
+    }
+    // A maxmemory from the config file: the first call sets this up.
+    set_exact_accounting(srv, srv.config.maxmemory != 0);
+    let mem_tofree = match get_maxmemory_state(srv) {
+        Ok(()) => return update_metrics(srv, EvictResult::Ok),
+        Err(n) => n as i64,
+    };
+    if srv.config.maxmemory_policy == MaxmemoryPolicy::NoEviction {
+        // We need to free memory, but the policy forbids it.
+        return update_metrics(srv, EvictResult::Fail);
+    }
+
+    let time_limit_us = eviction_time_limit_us(srv.config.maxmemory_eviction_tenacity);
+    let timer = Instant::now();
+    let lazy = srv.config.lazyfree_lazy_eviction;
+    let mut mem_freed: i64 = 0;
+    let mut keys_freed: u64 = 0;
+    let mut result = EvictResult::Fail;
+    let mut cant_free = false;
+    while mem_freed < mem_tofree {
+        let policy = srv.config.maxmemory_policy;
+        let best = if policy_is_lru(policy)
+            || policy_is_lfu(policy)
+            || policy == MaxmemoryPolicy::VolatileTtl
+        {
+            pick_from_pool(srv)
+        } else {
+            pick_random(srv)
+        };
+        let Some((dbid, key)) = best else {
+            cant_free = true; // nothing to free...
+            break;
+        };
+
+        // What the delete gave back: this thread's counter is exact and
+        // cheap (a lazy free gives back later, on the lazyfree thread).
+        let before = crate::memory::thread_net_allocated();
+        evict_key(srv, dbid, &key);
+        mem_freed += before - crate::memory::thread_net_allocated();
+        keys_freed += 1;
+
+        // Every 16 keys: with lazy freeing the memory goes back on another
+        // thread, so ask again; and stop at the time limit.
+        if keys_freed.is_multiple_of(16) {
+            if lazy && get_maxmemory_state(srv).is_ok() {
+                break;
+            }
+            if timer.elapsed().as_micros() as u64 > time_limit_us {
+                start_eviction_time_proc(srv);
+                break;
+            }
+        }
+    }
+    if !cant_free {
+        result = if srv.evict.time_proc_running {
+            EvictResult::Running
+        } else {
+            EvictResult::Ok
+        };
+    }
+
+    if result == EvictResult::Fail {
+        // Nothing left to evict: maybe the lazy-free thread is about to
+        // give back enough. Wait for it, within the time limit.
+        let wait_start = Instant::now();
+        while srv.lazyfree.pending_objects() > 0
+            && (timer.elapsed().as_micros() as u64) < time_limit_us
+        {
+            if get_maxmemory_state(srv).is_ok() {
+                result = EvictResult::Ok;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(time_limit_us.min(1000)));
+        }
+        let threshold = srv.config.latency_monitor_threshold;
+        let ms = wait_start.elapsed().as_millis() as u64;
+        srv.latency
+            .add_sample_if_needed(threshold, "eviction-lazyfree", ms);
+    }
+    let threshold = srv.config.latency_monitor_threshold;
+    let ms = timer.elapsed().as_millis() as u64;
+    srv.latency
+        .add_sample_if_needed(threshold, "eviction-cycle", ms);
+    update_metrics(srv, result)
+}
+
+/// performEvictions' update_metrics: time spent over the limit (INFO
+/// total_eviction_exceeded_time / current_eviction_exceeded_time).
+fn update_metrics(srv: &mut Server, result: EvictResult) -> EvictResult {
+    let st = &mut srv.stats;
+    match result {
+        EvictResult::Running | EvictResult::Fail => {
+            if st.last_eviction_exceeded_time.is_none() {
+                st.last_eviction_exceeded_time = Some(Instant::now());
+            }
+        }
+        EvictResult::Ok => {
+            if let Some(since) = st.last_eviction_exceeded_time.take() {
+                st.total_eviction_exceeded_time += since.elapsed().as_micros() as u64;
+            }
+        }
+    }
+    result
+}
+
+/// startEvictionTimeProc: go on evicting from the event loop (Redis adds a
+/// 0 ms time event; ae.rs runs `eviction_time_proc` on every pass and does
+/// not sleep while this is set).
+fn start_eviction_time_proc(srv: &mut Server) {
+    srv.evict.time_proc_running = true;
+}
+
+/// evictionTimeProc: one more slice of evictions; done when under the limit
+/// or when nothing can be evicted.
+pub fn eviction_time_proc(srv: &mut Server) {
+    srv.evict.time_proc_running = false;
+    if perform_evictions(srv) == EvictResult::Running {
+        srv.evict.time_proc_running = true; // keep evicting
+    }
+}
+
+/// updateMaxmemory (CONFIG SET maxmemory): warn when the new limit is below
+/// what is in use, and start evicting at once.
+pub fn update_maxmemory(srv: &mut Server) {
+    set_exact_accounting(srv, srv.config.maxmemory != 0);
+    if srv.config.maxmemory == 0 {
+        return;
+    }
+    let used = crate::memory::used_memory().saturating_sub(free_memory_get_not_counted_memory(srv));
+    if (srv.config.maxmemory as usize) < used {
+        crate::log::server_log(
+            crate::log::LogLevel::Warning,
+            &format!(
+                "WARNING: the new maxmemory value set via CONFIG SET ({}) is smaller than the current memory usage ({}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.",
+                srv.config.maxmemory, used
+            ),
+        );
+    }
+    perform_evictions(srv);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tenacity_time_limits() {
+        assert_eq!(eviction_time_limit_us(0), 0);
+        assert_eq!(eviction_time_limit_us(10), 500);
+        assert_eq!(eviction_time_limit_us(11), 575);
+        assert_eq!(eviction_time_limit_us(100), u64::MAX);
+    }
+
+    #[test]
+    fn lfu_counter_decays_per_period() {
+        // Counter 10 stamped at minute 100, decay time 1: 3 minutes later 7.
+        let lru = (100 << 8) | 10;
+        assert_eq!(lfu_decr_and_return(lru, 103, 1), 7);
+        assert_eq!(lfu_decr_and_return(lru, 103, 0), 10);
+        assert_eq!(lfu_decr_and_return(lru, 200, 1), 0);
+        // The minutes wrap at 16 bits.
+        assert_eq!(lfu_time_elapsed(2, 65534), 3);
+    }
+
+    #[test]
+    fn lfu_log_incr_is_certain_at_init_and_capped() {
+        assert_eq!(lfu_log_incr(LFU_INIT_VAL, 10), LFU_INIT_VAL + 1);
+        assert_eq!(lfu_log_incr(255, 10), 255);
+    }
+}
