@@ -4,13 +4,16 @@
 #
 #   scripts/bench-vs-redis.sh
 #   N=1000000 RUNS=5 TESTS=set,get,incr PIPELINES="1 16 64" scripts/bench-vs-redis.sh
+#   TESTS=eval,get EVAL_LOOP=1 scripts/bench-vs-redis.sh     # issue 7's scripting numbers
 #
 # Each (test, pipeline) pair is run RUNS times against each server,
 # ALTERNATING lite, redis, lite, redis, ... so a noisy neighbour or thermal
 # drift hits both equally; the table shows the median of the runs.
 #
 # Env: N (requests per run, default 200000), RUNS (default 3), TESTS
-# (redis-benchmark -t list, default set,get), PIPELINES (default "1 16"),
+# (redis-benchmark -t list, default set,get; `eval` means
+# EVAL "return redis.call('get','k')" 0), PIPELINES (default "1 16"),
+# EVAL_LOOP=1 also times the seed posts' 1M-member SADD loop in one EVAL,
 # CLIENTS (redis-benchmark -c, default 50), SKIP_BUILD=1 to reuse the binary,
 # LITE_BIN=/path/to/redis-lite to benchmark another build.
 set -euo pipefail
@@ -81,7 +84,12 @@ wait_ready "$REDIS_PORT" "$REDIS_PID" redis-server
 
 # rps of one redis-benchmark run for one test: "SET: 123456.78 requests per second, ..."
 bench() { # port test pipeline
-    redis-benchmark -p "$1" -q -n "$N" -c "$CLIENTS" -P "$3" -t "$2" 2>/dev/null \
+    local what=(-t "$2")
+    if [ "$2" = eval ]; then
+        redis-cli -p "$1" SET k v >/dev/null
+        what=(eval "return redis.call('get','k')" 0)
+    fi
+    redis-benchmark -p "$1" -q -n "$N" -c "$CLIENTS" -P "$3" "${what[@]}" 2>/dev/null \
         | tr '\r' '\n' | grep 'requests per second' | tail -n 1 \
         | sed -E 's/^[^:]+: *([0-9.]+) requests per second.*/\1/'
 }
@@ -110,4 +118,29 @@ for t in "${test_list[@]}"; do
         printf '%-8s %8s %16s %16s %12s\n' "$t" "$p" "$lite" "$redis" "$ratio"
     done
 done
+
+# The seed posts' way of building a 1M-member set: one EVAL, one loop. The
+# whole loop is one command: nothing else runs meanwhile on either server.
+eval_loop() { # port -> seconds
+    redis-cli -p "$1" DEL big:set >/dev/null
+    local start end
+    start=$(date +%s.%N)
+    redis-cli -p "$1" EVAL "for i = 1, 1000000 do redis.call('SADD', KEYS[1], 'member:' .. i) end" 1 big:set >/dev/null
+    end=$(date +%s.%N)
+    redis-cli -p "$1" DEL big:set >/dev/null
+    awk -v a="$start" -v b="$end" 'BEGIN { printf "%.3f\n", b - a }'
+}
+if [ "${EVAL_LOOP:-0}" = 1 ]; then
+    : >"$TMP/lite.txt"
+    : >"$TMP/redis.txt"
+    for _ in $(seq 1 "$RUNS"); do
+        eval_loop "$LITE_PORT" >>"$TMP/lite.txt"
+        eval_loop "$REDIS_PORT" >>"$TMP/redis.txt"
+    done
+    lite="$(median <"$TMP/lite.txt")"
+    redis="$(median <"$TMP/redis.txt")"
+    echo
+    printf '1M SADD in one EVAL: redis-lite %ss, redis %ss, lite/redis time %s\n' "$lite" "$redis" \
+        "$(awk -v a="$lite" -v b="$redis" 'BEGIN { printf "%.2f", a / b }')"
+fi
 # Servers are stopped by the EXIT trap.

@@ -83,11 +83,12 @@ fn cached_script_mem(body: &[u8]) -> usize {
 /// sha1hex: the lower-case hex SHA1 of `data` (script names, redis.sha1hex).
 pub fn sha1hex(data: &[u8]) -> String {
     use sha1::{Digest, Sha1};
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let digest = Sha1::digest(data);
     let mut out = String::with_capacity(40);
     for b in digest.iter() {
-        out.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
-        out.push(char::from_digit(u32::from(b & 0xf), 16).unwrap_or('0'));
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 0xf)]));
     }
     out
 }
