@@ -509,6 +509,22 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                 }
                 c.argv = argv;
                 process_command_maybe_silenced(srv, c);
+                // checkClientOutputBufferLimits' cap for clients that still
+                // have to AUTH: Redis counts only the reply list, whose first
+                // block alone is over its 1024 bytes, so such a client may
+                // not queue more than the static reply buffer. One that
+                // pipelines without reading is dropped, nothing written.
+                if auth_required(srv, c) && c.reply.len() > PROTO_REPLY_CHUNK_BYTES {
+                    server_log(
+                        LogLevel::Warning,
+                        &format!(
+                            "Client id={} addr={} laddr={} fd={} name= omem={} cmd={} scheduled to be closed ASAP for overcoming of output buffer limits.",
+                            c.id, c.addr, c.laddr, c.fd, c.reply.len(), c.last_cmd
+                        ),
+                    );
+                    c.flags |= CLIENT_CLOSE_ASAP;
+                    break;
+                }
                 if c.has_flag(CLIENT_POSTPONED | CLIENT_BLOCKED) {
                     break; // the command waits (PAUSE, BLPOP), so does the rest
                 }
