@@ -38,6 +38,24 @@ fn client_with(port: u16, resp3: bool) -> redis::Connection {
     con
 }
 
+/// A connection to a server emptied of keys, scripts, functions and
+/// statistics, so each protocol's run of a test starts from scratch.
+fn fresh_client(port: u16, resp3: bool) -> redis::Connection {
+    let mut con = client_with(port, resp3);
+    for cmd in [
+        &["FLUSHALL"][..],
+        &["FUNCTION", "FLUSH"],
+        &["SCRIPT", "FLUSH"],
+        &["CONFIG", "RESETSTAT"],
+    ] {
+        let _: () = redis::cmd(cmd[0])
+            .arg(&cmd[1..])
+            .query(&mut con)
+            .unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    }
+    con
+}
+
 #[test]
 fn redis_rs_set_get_mget_incr() {
     let srv = Server::start();
@@ -255,21 +273,7 @@ fn redis_rs_transaction_retries_when_watched_key_changes() {
 }
 
 fn redis_rs_transaction_retries_when_watched_key_changes_with(port: u16, resp3: bool) {
-    let mut con = client_with(port, resp3);
-    // Each protocol starts from an empty server.
-    let _: () = redis::cmd("FLUSHALL").query(&mut con).expect("FLUSHALL");
-    let _: () = redis::cmd("FUNCTION")
-        .arg("FLUSH")
-        .query(&mut con)
-        .expect("FUNCTION FLUSH");
-    let _: () = redis::cmd("SCRIPT")
-        .arg("FLUSH")
-        .query(&mut con)
-        .expect("SCRIPT FLUSH");
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(&mut con)
-        .expect("CONFIG RESETSTAT");
+    let mut con = fresh_client(port, resp3);
     let mut other = client_with(port, resp3);
     let _: () = con.set("balance", 10).expect("SET");
     let mut attempts = 0;
@@ -316,21 +320,7 @@ fn redis_rs_atomic_pipeline_is_multi_exec() {
 }
 
 fn redis_rs_atomic_pipeline_is_multi_exec_with(port: u16, resp3: bool) {
-    let mut con = client_with(port, resp3);
-    // Each protocol starts from an empty server.
-    let _: () = redis::cmd("FLUSHALL").query(&mut con).expect("FLUSHALL");
-    let _: () = redis::cmd("FUNCTION")
-        .arg("FLUSH")
-        .query(&mut con)
-        .expect("FUNCTION FLUSH");
-    let _: () = redis::cmd("SCRIPT")
-        .arg("FLUSH")
-        .query(&mut con)
-        .expect("SCRIPT FLUSH");
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(&mut con)
-        .expect("CONFIG RESETSTAT");
+    let mut con = fresh_client(port, resp3);
     let (a, b, c): (String, i64, Vec<String>) = redis::pipe()
         .atomic()
         .set("t:s", "x")
@@ -465,21 +455,7 @@ fn redis_rs_script_invoke_falls_back_on_noscript() {
 }
 
 fn redis_rs_script_invoke_falls_back_on_noscript_with(port: u16, resp3: bool) {
-    let mut con = client_with(port, resp3);
-    // Each protocol starts from an empty server.
-    let _: () = redis::cmd("FLUSHALL").query(&mut con).expect("FLUSHALL");
-    let _: () = redis::cmd("FUNCTION")
-        .arg("FLUSH")
-        .query(&mut con)
-        .expect("FUNCTION FLUSH");
-    let _: () = redis::cmd("SCRIPT")
-        .arg("FLUSH")
-        .query(&mut con)
-        .expect("SCRIPT FLUSH");
-    let _: () = redis::cmd("CONFIG")
-        .arg("RESETSTAT")
-        .query(&mut con)
-        .expect("CONFIG RESETSTAT");
+    let mut con = fresh_client(port, resp3);
     let script = redis::Script::new(
         "redis.call('SET', KEYS[1], ARGV[1]) \
          return {KEYS[1], redis.call('INCRBY', KEYS[2], ARGV[2]), ARGV[1]}",

@@ -454,6 +454,14 @@ pub unsafe fn lua_reply_to_redis_reply(l: *mut lua_State, t: &mut ReplyTarget) {
     ffi::lua_pop(l, 1);
 }
 
+/// A status or big number as Redis sends it: CR and LF become spaces, so the
+/// reply stays one protocol line.
+fn without_newlines(b: &[u8]) -> Vec<u8> {
+    b.iter()
+        .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
+        .collect()
+}
+
 /// The table case of luaReplyToRedisReply; pops the table.
 unsafe fn table_to_redis_reply(l: *mut lua_State, t: &mut ReplyTarget) {
     if raw_field_type(l, c"err") == ffi::LUA_TSTRING {
@@ -467,11 +475,7 @@ unsafe fn table_to_redis_reply(l: *mut lua_State, t: &mut ReplyTarget) {
     }
     ffi::lua_pop(l, 1);
     if raw_field_type(l, c"ok") == ffi::LUA_TSTRING {
-        let ok: Vec<u8> = to_bytes(l, -1)
-            .unwrap_or(b"")
-            .iter()
-            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
-            .collect();
+        let ok = without_newlines(to_bytes(l, -1).unwrap_or(b""));
         reply::simple(t.out, &ok);
         ffi::lua_pop(l, 2);
         return;
@@ -484,11 +488,7 @@ unsafe fn table_to_redis_reply(l: *mut lua_State, t: &mut ReplyTarget) {
     }
     ffi::lua_pop(l, 1);
     if raw_field_type(l, c"big_number") == ffi::LUA_TSTRING {
-        let digits: Vec<u8> = to_bytes(l, -1)
-            .unwrap_or(b"")
-            .iter()
-            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
-            .collect();
+        let digits = without_newlines(to_bytes(l, -1).unwrap_or(b""));
         reply::big_number(t.out, &digits, t.resp);
         ffi::lua_pop(l, 2);
         return;
