@@ -88,3 +88,40 @@ fn resp3_subscriber_with_replies_off_still_gets_messages() {
         assert_eq!(ours, run(real.port), "redis-lite vs redis-server");
     }
 }
+
+/// A blocked command's late reply (time-out, or served by a push) obeys
+/// CLIENT REPLY too, and SKIP is spent on it, not on the next command.
+#[test]
+fn blocked_commands_obey_client_reply() {
+    let run = |port: u16| -> Vec<u8> {
+        let mut c = Conn::connect(port).unwrap();
+        let mut pusher = Conn::connect(port).unwrap();
+        let mut script = Vec::new();
+        for args in [
+            &["CLIENT", "REPLY", "SKIP"][..],
+            &["BLPOP", "q", "0.05"],
+            &["PING", "after-timeout"],
+            &["CLIENT", "REPLY", "OFF"],
+            &["BLPOP", "q", "0"],
+        ] {
+            script.extend(encode_command(args));
+        }
+        c.send(&script).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        pusher.must(&["RPUSH", "q", "x"]);
+        c.send(&encode_command(&["CLIENT", "REPLY", "ON"])).unwrap();
+        c.send(&encode_command(&["LLEN", "q"])).unwrap();
+        let (out, _) =
+            c.read_until_close_or_idle(Duration::from_millis(500), Duration::from_millis(300));
+        out
+    };
+    let lite = Server::start();
+    let ours = run(lite.port);
+    assert_eq!(
+        String::from_utf8_lossy(&ours),
+        "$13\r\nafter-timeout\r\n+OK\r\n:0\r\n"
+    );
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(ours, run(real.port), "redis-lite vs redis-server");
+    }
+}

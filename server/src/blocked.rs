@@ -196,8 +196,11 @@ pub fn handle_clients_blocked_on_keys(srv: &mut Server) {
 /// What the client sent after it runs from `process_unblocked_clients`.
 fn resume_client(srv: &mut Server, c: &mut Client) {
     srv.reprocessing_command = true;
-    server::process_command(srv, c);
+    networking::process_command_maybe_silenced(srv, c);
     srv.reprocessing_command = false;
+    if !c.has_flag(CLIENT_BLOCKED) {
+        networking::reset_client_reply_skip(c);
+    }
     if !c.has_flag(CLIENT_BLOCKED) {
         srv.unblocked_clients.push(c.token);
     }
@@ -243,7 +246,8 @@ pub fn handle_blocked_clients_timeout(srv: &mut Server) {
         };
         unblock_client(srv, &mut c);
         // replyToBlockedClientTimedOut: a null array for list pops.
-        c.add_reply_null_array();
+        networking::add_reply_unless_silenced(&mut c, |c| c.add_reply_null_array());
+        networking::reset_client_reply_skip(&mut c);
         server::update_stats_on_unblock(srv, &mut c);
         srv.unblocked_clients.push(token);
         crate::ae::put_back_client(srv, c);
@@ -264,11 +268,14 @@ pub fn nearest_block_timeout(srv: &Server) -> Option<i64> {
 /// time were up, ERROR with Redis's -UNBLOCKED error.
 pub fn unblock_client_from_command(srv: &mut Server, c: &mut Client, with_error: bool) {
     unblock_client(srv, c);
-    if with_error {
-        c.add_reply_error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
-    } else {
-        c.add_reply_null_array();
-    }
+    networking::add_reply_unless_silenced(c, |c| {
+        if with_error {
+            c.add_reply_error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+        } else {
+            c.add_reply_null_array();
+        }
+    });
+    networking::reset_client_reply_skip(c);
     server::update_stats_on_unblock(srv, c);
     srv.unblocked_clients.push(c.token);
 }

@@ -529,12 +529,7 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                     break; // the command waits (PAUSE, BLPOP), so does the rest
                 }
                 c.argv.clear();
-                // resetClient: CLIENT REPLY SKIP silences exactly the next
-                // command.
-                c.flags &= !CLIENT_REPLY_SKIP;
-                if c.has_flag(CLIENT_REPLY_SKIP_NEXT) {
-                    c.flags = (c.flags | CLIENT_REPLY_SKIP) & !CLIENT_REPLY_SKIP_NEXT;
-                }
+                reset_client_reply_skip(c);
             }
             Err(e) => {
                 // setProtocolError: reply, stop executing, close after the
@@ -563,7 +558,7 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
 /// prepareClientToWrite refuses to add replies for such a client, so here the
 /// command writes into a scratch buffer that is dropped. A command that turns
 /// replies back on (CLIENT REPLY ON) keeps its reply.
-fn process_command_maybe_silenced(srv: &mut Server, c: &mut Client) {
+pub fn process_command_maybe_silenced(srv: &mut Server, c: &mut Client) {
     if !c.has_flag(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP) {
         return server::process_command(srv, c);
     }
@@ -573,6 +568,27 @@ fn process_command_maybe_silenced(srv: &mut Server, c: &mut Client) {
     c.reply = c.reply_stash.take().unwrap_or_default();
     if !c.has_flag(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP) {
         c.reply.extend_from_slice(&scratch);
+    }
+}
+
+/// resetClient's part for CLIENT REPLY SKIP: a command is done (run, or a
+/// blocked one served or timed out), so the skip is spent, and a CLIENT
+/// REPLY SKIP just run arms it for the next command.
+pub fn reset_client_reply_skip(c: &mut Client) {
+    c.flags &= !CLIENT_REPLY_SKIP;
+    if c.has_flag(CLIENT_REPLY_SKIP_NEXT) {
+        c.flags = (c.flags | CLIENT_REPLY_SKIP) & !CLIENT_REPLY_SKIP_NEXT;
+    }
+}
+
+/// A reply written outside process_command (a blocked command's time-out
+/// or CLIENT UNBLOCK) under CLIENT REPLY OFF/SKIP is dropped, as Redis's
+/// prepareClientToWrite would refuse it.
+pub fn add_reply_unless_silenced(c: &mut Client, add: impl FnOnce(&mut Client)) {
+    let mark = c.reply.len();
+    add(c);
+    if c.has_flag(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP) {
+        c.reply.truncate(mark);
     }
 }
 
