@@ -49,7 +49,7 @@ pub struct LuaCtx {
 impl LuaCtx {
     /// used_memory_lua: the Lua VM's heap.
     pub fn used_memory(&self) -> usize {
-        self.lua.used_memory()
+        script_lua::lua_gc_count_bytes(&self.lua)
     }
 
     /// evalScriptsMemory (used_memory_scripts_eval): the cached bodies and

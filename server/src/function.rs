@@ -160,7 +160,7 @@ impl Functions {
 
     /// functionsMemoryVM: bytes held by the functions' Lua state.
     pub fn memory_vm(&self) -> usize {
-        self.engine.lua.used_memory()
+        crate::script_lua::lua_gc_count_bytes(&self.engine.lua)
     }
 }
 

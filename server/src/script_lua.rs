@@ -961,6 +961,19 @@ fn cfn(lua: &Lua, f: ffi::lua_CFunction) -> mlua::Result<Function> {
     unsafe { lua.create_c_function(f) }
 }
 
+/// The VM's memory as Redis reports it: `lua_gc(L, LUA_GCCOUNT, 0) * 1024`,
+/// whole kilobytes of what Lua itself counts.
+pub fn lua_gc_count_bytes(lua: &Lua) -> usize {
+    // SAFETY: LUA_GCCOUNT only reads a counter; it cannot raise.
+    let kb = unsafe {
+        lua.exec_raw::<i64>((), |l| {
+            let kb = ffi::lua_gc(l, ffi::LUA_GCCOUNT, 0);
+            ffi::lua_pushinteger(l, kb as ffi::lua_Integer);
+        })
+    };
+    kb.map_or(0, |kb| kb.max(0) as usize * 1024)
+}
+
 /// luaRegisterRedisAPI: the `redis` table (call, pcall, log and LOG_*,
 /// setresp, sha1hex, error_reply, status_reply, set_repl and REPL_*,
 /// acl_check_cmd, REDIS_VERSION[_NUM]), Redis's math.random and
