@@ -153,8 +153,8 @@ pub fn script_prepare_for_run(
         caller.add_reply_error("ERR a script is already running");
         return None;
     }
-    // No replication, cluster or maxmemory enforcement here: of Redis's
-    // checks only the *_ro one applies.
+    // Of Redis's checks, the *_ro one and the OOM one apply (there is no
+    // replication or cluster to check).
     if script_flags & SCRIPT_FLAG_EVAL_COMPAT_MODE == 0
         && script_flags & SCRIPT_FLAG_NO_WRITES == 0
         && ro
