@@ -97,15 +97,11 @@ fn function_flush_async_empties_the_registry_and_allows_reloading() {
         c.must(&["CONFIG", "SET", "lazyfree-lazy-user-flush", "no"]);
         out
     };
-    let lite = Server::start();
-    let ours = run(&lite);
+    let ours = common::run_on_both(run);
     assert_eq!(ours[3], "+OK\r\n");
     assert_eq!(ours[4], "*0\r\n");
     assert_eq!(ours[5], "-ERR Function not found\r\n");
     assert_eq!(ours[7], "$2\r\nv1\r\n");
-    if let Some(real) = RealRedis::start() {
-        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
-    }
 }
 
 #[test]
@@ -215,8 +211,7 @@ fn function_stats_and_kill_refuse_a_busy_eval() {
         admin.must(&["CONFIG", "SET", "busy-reply-threshold", "5000"]);
         out
     };
-    let lite = Server::start();
-    let ours = run(&lite);
+    let ours = common::run_on_both(run);
     assert_eq!(
         ours,
         [
@@ -226,9 +221,6 @@ fn function_stats_and_kill_refuse_a_busy_eval() {
             "-ERR Script killed by user with SCRIPT KILL...",
         ]
     );
-    if let Some(real) = RealRedis::start() {
-        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
-    }
 }
 
 #[test]
@@ -254,8 +246,7 @@ fn client_pause_write_holds_back_fcall_of_a_writing_function_only() {
         }
         out
     };
-    let lite = Server::start();
-    let ours = run(&lite);
+    let ours = common::run_on_both(run);
     assert_eq!(
         ours,
         [
@@ -263,9 +254,6 @@ fn client_pause_write_holds_back_fcall_of_a_writing_function_only() {
             "rw: \"$2\\r\\nrw\\r\\n\" waited=true",
         ]
     );
-    if let Some(real) = RealRedis::start() {
-        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
-    }
 }
 
 #[test]
@@ -297,8 +285,7 @@ fn monitor_shows_fcall_before_the_commands_it_runs() {
             })
             .collect()
     };
-    let lite = Server::start();
-    let ours = run(&lite);
+    let ours = common::run_on_both(run);
     assert_eq!(
         ours,
         [
@@ -307,7 +294,4 @@ fn monitor_shows_fcall_before_the_commands_it_runs() {
             "[client] \"FCALL\" \"nosuch\" \"0\"\r\n",
         ]
     );
-    if let Some(real) = RealRedis::start() {
-        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
-    }
 }

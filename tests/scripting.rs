@@ -56,8 +56,7 @@ fn busy_and_kill(p: &Process) -> Vec<String> {
 
 #[test]
 fn busy_script_is_killed_by_script_kill() {
-    let lite = Server::start();
-    let ours = busy_and_kill(&lite);
+    let ours = common::run_on_both(busy_and_kill);
     assert_eq!(ours[0], BUSY_EVAL, "{ours:?}");
     assert_eq!(ours[5], "+OK\r\n", "{ours:?}");
     assert!(
@@ -66,9 +65,6 @@ fn busy_script_is_killed_by_script_kill() {
     );
     assert_eq!(ours[7], "+PONG\r\n");
     assert_eq!(ours[9], "-NOTBUSY No scripts in execution right now.\r\n");
-    if let Some(real) = RealRedis::start() {
-        assert_eq!(ours, busy_and_kill(&real));
-    }
 }
 
 /// A script that wrote cannot be killed; SHUTDOWN (without NOSAVE) is BUSY;
@@ -143,13 +139,9 @@ fn monitor_lines(p: &Process) -> Vec<String> {
 
 #[test]
 fn monitor_shows_commands_from_lua() {
-    let lite = Server::start();
-    let ours = monitor_lines(&lite);
+    let ours = common::run_on_both(monitor_lines);
     assert_eq!(ours[1], "[0 lua] \"set\" \"key\" \"val\"\r\n");
     assert_eq!(ours[2], "[0 lua] \"get\" \"key\"\r\n");
-    if let Some(real) = RealRedis::start() {
-        assert_eq!(ours, monitor_lines(&real));
-    }
 }
 
 /// The commandstats lines of the commands a script ran.
@@ -281,8 +273,7 @@ fn pause_write_and_scripts(p: &Process) -> Vec<String> {
 
 #[test]
 fn client_pause_write_holds_back_scripts_that_may_write() {
-    let lite = Server::start();
-    let ours = pause_write_and_scripts(&lite);
+    let ours = common::run_on_both(pause_write_and_scripts);
     assert_eq!(
         ours,
         [
@@ -293,13 +284,6 @@ fn client_pause_write_holds_back_scripts_that_may_write() {
             "PUBLISH: \":0\\r\\n\" waited=true",
         ]
     );
-    if let Some(real) = RealRedis::start() {
-        assert_eq!(
-            ours,
-            pause_write_and_scripts(&real),
-            "redis-lite vs redis-server"
-        );
-    }
 }
 
 /// A command that arrives in the same loop pass as a busy script is still

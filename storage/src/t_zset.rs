@@ -533,21 +533,16 @@ impl ZSetValue {
                 } else {
                     zsl.first_in_range(range)
                 };
-                let walk =
-                    std::iter::successors(
-                        start,
-                        |&n| if reverse { zsl.prev(n) } else { zsl.next(n) },
-                    );
-                let it = walk
-                    .take_while(|&n| {
-                        if reverse {
-                            range.value_gte_min(zsl.score(n))
-                        } else {
-                            range.value_lte_max(zsl.score(n))
-                        }
-                    })
-                    .map(|n| (zsl.ele(n).to_vec(), zsl.score(n)));
-                take_limit(it, offset, limit)
+                // From the first node in range, walk until the far end of
+                // the range is passed.
+                let in_range = |n| {
+                    if reverse {
+                        range.value_gte_min(zsl.score(n))
+                    } else {
+                        range.value_lte_max(zsl.score(n))
+                    }
+                };
+                take_limit(skiplist_walk(zsl, start, reverse, in_range), offset, limit)
             }
         }
     }
@@ -571,21 +566,14 @@ impl ZSetValue {
                 } else {
                     zsl.first_in_lex_range(range)
                 };
-                let walk =
-                    std::iter::successors(
-                        start,
-                        |&n| if reverse { zsl.prev(n) } else { zsl.next(n) },
-                    );
-                let it = walk
-                    .take_while(|&n| {
-                        if reverse {
-                            range.value_gte_min(zsl.ele(n))
-                        } else {
-                            range.value_lte_max(zsl.ele(n))
-                        }
-                    })
-                    .map(|n| (zsl.ele(n).to_vec(), zsl.score(n)));
-                take_limit(it, offset, limit)
+                let in_range = |n| {
+                    if reverse {
+                        range.value_gte_min(zsl.ele(n))
+                    } else {
+                        range.value_lte_max(zsl.ele(n))
+                    }
+                };
+                take_limit(skiplist_walk(zsl, start, reverse, in_range), offset, limit)
             }
         }
     }
@@ -770,6 +758,23 @@ fn zzl_lex_walk(lp: &Listpack, range: &ZLexRangeSpec, reverse: bool) -> Vec<(Vec
 }
 
 /// Apply LIMIT offset count to an ordered walk.
+/// The (member, score) pairs of a skiplist from node `start` forwards (or
+/// backwards when `reverse`) for as long as `in_range` holds: the walk of
+/// genericZrangebyscore and genericZrangebylex.
+fn skiplist_walk<'a>(
+    zsl: &'a ZSkipList,
+    start: Option<usize>,
+    reverse: bool,
+    in_range: impl Fn(usize) -> bool + 'a,
+) -> impl Iterator<Item = (Vec<u8>, f64)> + 'a {
+    std::iter::successors(
+        start,
+        move |&n| if reverse { zsl.prev(n) } else { zsl.next(n) },
+    )
+    .take_while(move |&n| in_range(n))
+    .map(|n| (zsl.ele(n).to_vec(), zsl.score(n)))
+}
+
 fn take_limit<I: Iterator<Item = (Vec<u8>, f64)>>(
     it: I,
     offset: usize,

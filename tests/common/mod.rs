@@ -282,6 +282,18 @@ impl Server {
     }
 }
 
+/// Run a scenario on a fresh redis-lite and, when redis-server is
+/// installed, on a fresh redis-server too; the two results must be equal.
+/// Returns redis-lite's result for the caller's own assertions.
+pub fn run_on_both<T: PartialEq + std::fmt::Debug>(run: impl Fn(&Process) -> T) -> T {
+    let lite = Server::start();
+    let ours = run(&lite);
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
+    }
+    ours
+}
+
 /// A real redis-server, for differential tests.
 pub struct RealRedis;
 
