@@ -18,8 +18,9 @@
 //!   CLIENT_DIRTY_CAS and EXEC replies a null array. That is optimistic
 //!   locking ("check and set").
 //!
-//! Bookkeeping, as in Redis: the server maps every watched `(db, key)` to the
-//! clients watching it (`srv.watched_keys`, Redis's `db->watched_keys`) and
+//! Bookkeeping, as in Redis: the server maps every watched key to the
+//! (db, client) pairs watching it (`srv.watched_keys`, Redis's
+//! `db->watched_keys`) and
 //! each client lists what it watches (`c.watched_keys`), so a write finds the
 //! watchers in O(1) and a client leaving unwatches in O(its keys).
 //!
@@ -221,9 +222,9 @@ fn watch_for_key(srv: &mut Server, c: &mut Client, key: Bytes) {
         return;
     }
     srv.watched_keys
-        .entry((db, key.clone()))
+        .entry(key.clone())
         .or_default()
-        .push(c.token);
+        .push((db, c.token));
     let expired = srv.dbs[db].key_is_expired(&key, server::mstime());
     c.watched_keys.push(WatchedKey { db, key, expired });
 }
@@ -231,11 +232,10 @@ fn watch_for_key(srv: &mut Server, c: &mut Client, key: Bytes) {
 /// unwatchAllKeys: drop every watch of this client.
 pub fn unwatch_all_keys(srv: &mut Server, c: &mut Client) {
     for wk in c.watched_keys.drain(..) {
-        let map_key = (wk.db, wk.key);
-        if let Some(watchers) = srv.watched_keys.get_mut(&map_key) {
-            watchers.retain(|t| *t != c.token);
+        if let Some(watchers) = srv.watched_keys.get_mut(&wk.key) {
+            watchers.retain(|&(db, t)| !(db == wk.db && t == c.token));
             if watchers.is_empty() {
-                srv.watched_keys.remove(&map_key);
+                srv.watched_keys.remove(&wk.key);
             }
         }
     }
@@ -256,11 +256,16 @@ pub fn touch_watched_key(srv: &mut Server, db: usize, key: &[u8]) {
     if srv.watched_keys.is_empty() {
         return;
     }
-    let Some(watchers) = srv.watched_keys.get(&(db, Bytes::copy_from_slice(key))) else {
+    let Some(watchers) = srv.watched_keys.get(key) else {
         return;
     };
+    let tokens: Vec<Token> = watchers
+        .iter()
+        .filter(|&&(d, _)| d == db)
+        .map(|&(_, t)| t)
+        .collect();
     let existed = srv.dbs[db].dict.get(key).is_some();
-    for token in watchers.clone() {
+    for token in tokens {
         mark_touched(srv, token, db, key, existed);
     }
 }
@@ -341,13 +346,21 @@ pub fn touch_all_watched_keys_in_db(
         return;
     }
     let now = server::mstime();
-    let watched: Vec<(usize, Bytes)> = srv
+    let db = emptied;
+    let watched: Vec<(Bytes, Vec<Token>)> = srv
         .watched_keys
-        .keys()
-        .filter(|(db, _)| *db == emptied)
-        .cloned()
+        .iter()
+        .map(|(key, watchers)| {
+            let tokens = watchers
+                .iter()
+                .filter(|&&(d, _)| d == db)
+                .map(|&(_, t)| t)
+                .collect::<Vec<Token>>();
+            (key.clone(), tokens)
+        })
+        .filter(|(_, tokens)| !tokens.is_empty())
         .collect();
-    for (db, key) in watched {
+    for (key, watchers) in watched {
         let in_emptied = srv.dbs[db].dict.get(&key).is_some();
         let in_replacement = replaced_with.is_some_and(|r| srv.dbs[r].dict.get(&key).is_some());
         if !in_emptied && !in_replacement {
@@ -359,11 +372,6 @@ pub fn touch_all_watched_keys_in_db(
             replacement_expired: replaced_with
                 .is_some_and(|r| srv.dbs[r].key_is_expired(&key, now)),
         };
-        let watchers = srv
-            .watched_keys
-            .get(&(db, key.clone()))
-            .cloned()
-            .unwrap_or_default();
         for token in watchers {
             let Some(mut c) = srv.clients.remove(&token) else {
                 // The running client (FLUSHALL after its own WATCH).

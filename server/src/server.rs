@@ -177,10 +177,11 @@ pub struct Server {
     /// A served blocked client's command is running again (call() does
     /// not feed it to MONITOR a second time).
     pub reprocessing_command: bool,
-    /// WATCHed keys: (db, key) -> the clients watching it (Redis's
-    /// db->watched_keys), and touches of the running client's own watched
-    /// keys, applied when its command returns (multi.rs).
-    pub watched_keys: HashMap<(usize, bytes::Bytes), Vec<Token>>,
+    /// WATCHed keys: key -> its watchers as (db, client) (Redis's per-db
+    /// db->watched_keys; keyed by the key alone so a write looks it up
+    /// without allocating), and touches of the running client's own
+    /// watched keys, applied when its command returns (multi.rs).
+    pub watched_keys: HashMap<bytes::Bytes, Vec<(usize, Token)>>,
     pub pending_touches: Vec<crate::multi::PendingTouch>,
     pub unblocked_clients: Vec<Token>,
     pub handling_blocked_clients: bool,
