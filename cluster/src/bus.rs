@@ -728,6 +728,11 @@ pub fn frame_len(buf: &[u8]) -> Result<Option<usize>, BusError> {
 /// * MODULE: header + 13 + len.
 /// * Unknown types: any length (Redis assumes them well formed).
 ///
+/// The hostname NUL check is Debian's CVE-2026-92925 fix, in the 7.0.15
+/// source we follow (1~deb12u10); Debian builds before it accept such a
+/// packet and may then read past it. `tests/real_redis.rs` notes which
+/// kind the installed `redis-server` is.
+///
 /// Where Redis's own arithmetic would misbehave on a hostile packet, this
 /// refuses the packet instead, and says so here:
 ///
