@@ -16,11 +16,14 @@ What it does, all on 127.0.0.1 and free ports, in a temporary directory:
    hostname (node-a.test, ...), c does not, so there are packets with and
    without the hostname extension.
 3. Drives the cluster through the events that produce each message type:
-   `redis-cli --cluster create` (MEET, PING, PONG), add-node --cluster-slave,
+   `redis-cli --cluster create` (MEET, PING, PONG), Redis's example module
+   add-node --cluster-slave,
    PUBLISH (PUBLISH) and SPUBLISH (PUBLISHSHARD to the replica), CLUSTER
    FAILOVER on d (MFSTART, a PING flagged PAUSED, FAILOVER_AUTH_REQUEST with
    FORCEACK, FAILOVER_AUTH_ACK), a stale slot claim (UPDATE), and SIGSTOP of
-   c for a few seconds (gossip with PFAIL, FAIL), then SIGCONT.
+   c for a few seconds (gossip with PFAIL, FAIL), then SIGCONT. Last, when a
+   C compiler and the Redis source are at hand, a separate two-node cluster
+   e+f loads Redis's example module hellocluster.c (MODULE).
 4. Writes, into OUT_DIR:
    bus/NAME.bin     one packet each, exactly as it crossed the wire
    bus/manifest.tsv file, type, sender, to, note (what the test may assert)
@@ -99,7 +102,7 @@ def read_reply(f):
     raise ValueError("bad reply %r" % line)
 
 
-def wait_for(what, cond, timeout=30.0):
+def wait_for(what, cond, timeout=60.0):
     deadline = time.time() + timeout
     while time.time() < deadline:
         try:
@@ -193,8 +196,24 @@ class Relay(threading.Thread):
 
 # ---------------------------------------------------------------- the nodes
 
+def build_hellocluster(workdir):
+    """Redis's example module hellocluster.c (it sends MODULE messages), built
+    from the Redis source tree ($REDIS_SRC, default /work/redis-src/redis-7.0.15);
+    None when the source or a C compiler is missing."""
+    src = os.environ.get("REDIS_SRC", "/work/redis-src/redis-7.0.15")
+    module_c = os.path.join(src, "src", "modules", "hellocluster.c")
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not os.path.exists(module_c) or cc is None:
+        print("note: no %s or no C compiler: no MODULE fixture" % module_c)
+        return None
+    so = os.path.join(workdir, "hellocluster.so")
+    subprocess.run([cc, "-I" + os.path.join(src, "src"), "-std=c99", "-O2", "-fPIC", "-shared",
+                    module_c, "-o", so], check=True)
+    return so
+
+
 class Node:
-    def __init__(self, label, workdir, capture, hostname):
+    def __init__(self, label, workdir, capture, hostname, module=None):
         self.label = label
         self.port = free_port()
         self.bus_port = free_port()       # where redis-server listens
@@ -215,6 +234,8 @@ class Node:
         ]
         if hostname:
             args += ["--cluster-announce-hostname", hostname]
+        if module:
+            args += ["--loadmodule", module]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(label + " to start", lambda: resp(self.port, "PING") == b"PONG")
         self.name = resp(self.port, "CLUSTER", "MYID").decode()
@@ -320,18 +341,18 @@ def main():
         wait_for("c owns its slot again everywhere", lambda: all(
             (c.name + " ").encode() in line and b"10923-16383" in line
             for n in nodes for line in n.cmd("CLUSTER", "NODES").split(b"\n")
-            if line.startswith(c.name.encode())), timeout=20)
+            if line.startswith(c.name.encode())), timeout=60)
 
         # 6. c stops answering: PFAIL in gossip, then FAIL; then it is back.
         c.proc.send_signal(signal.SIGSTOP)
         wait_for("c marked fail", lambda: all(
             b" master,fail " in line or b"master,fail\n" in line
             for n in (a, b, d) for line in n.cmd("CLUSTER", "NODES").split(b"\n")
-            if line.startswith(c.name.encode())), timeout=20)
+            if line.startswith(c.name.encode())), timeout=60)
         time.sleep(0.5)
         c.proc.send_signal(signal.SIGCONT)
         wait_for("c back", lambda: all(n.info_field("cluster_state") == "ok" for n in nodes),
-                 timeout=30)
+                 timeout=60)
 
         # 7. A slot in migration, so nodes.conf shows [slot->-id] / [slot-<-id].
         assert b.cmd("CLUSTER", "SETSLOT", 6000, "MIGRATING", c.name) == b"OK"
@@ -360,6 +381,30 @@ def main():
             f.write("# key (hex)\tCLUSTER KEYSLOT from redis-server 7.0.15\n")
             for k in keys:
                 f.write("%s\t%d\n" % (k.hex() or "-", a.cmd("CLUSTER", "KEYSLOT", k)))
+        # 8. MODULE messages, in a separate two-node cluster e+f that loads
+        # Redis's example module hellocluster.c (it turns slot updates off
+        # with NO_REDIRECTION, so it must stay out of the cluster above):
+        # PINGALL on e sends "Hey", f's module answers "Ohi!".
+        module = build_hellocluster(workdir)
+        if module:
+            e = Node("e", workdir, capture, None, module)
+            f = Node("f", workdir, capture, None, module)
+            nodes += [e, f]
+            by_name.update({e.name: e, f.name: f})
+            assert e.cmd("CLUSTER", "MEET", "127.0.0.1", f.port, f.announced_bus) == b"OK"
+            wait_for("e and f met", lambda: all(
+                other.name.encode() in n.cmd("CLUSTER", "NODES")
+                and b"handshake" not in n.cmd("CLUSTER", "NODES")
+                for n, other in ((e, f), (f, e))))
+            e.cmd("HELLOCLUSTER.PINGALL")
+            wait_for("f's module answer", lambda: any(
+                header(p[3])["type"] == 9 and p[3].endswith(b"Ohi!") for p in capture.packets))
+    except BaseException:
+        for n in nodes:
+            print("--- %s (%s) log tail ---" % (n.label, n.name if hasattr(n, "name") else "?"))
+            with open(os.path.join(n.dir, "redis.log"), errors="replace") as f:
+                print("".join(f.readlines()[-15:]))
+        raise
     finally:
         for n in nodes:
             n.stop()
@@ -374,7 +419,7 @@ def select_packets(packets, nodes, by_name, out_dir, c_slot, shard_channel):
     if os.path.isdir(bus_dir):
         shutil.rmtree(bus_dir)
     os.makedirs(bus_dir)
-    a, b, c, d = nodes
+    a, b, c, d = nodes[:4]
     chosen = []  # (file, packet, note)
 
     def pick(file, note, pred, best=None, optional=False):
@@ -417,6 +462,10 @@ def select_packets(packets, nodes, by_name, out_dir, c_slot, shard_channel):
     pick("auth-request.bin", "FAILOVER_AUTH_REQUEST from d with FORCEACK",
          lambda h, p: h["type"] == 5 and h["mflags0"] & FLAG0_FORCEACK)
     pick("auth-ack.bin", "FAILOVER_AUTH_ACK to d", lambda h, p: h["type"] == 6)
+    pick("module-ping.bin", "MODULE from hellocluster.c's PINGALL on a: type 1, 'Hey'",
+         lambda h, p: h["type"] == 9 and p[3][MIN_LEN + 13:] == b"Hey", optional=True)
+    pick("module-pong.bin", "MODULE answer from hellocluster.c: type 2, 'Ohi!'",
+         lambda h, p: h["type"] == 9 and p[3][MIN_LEN + 13:] == b"Ohi!", optional=True)
 
     with open(os.path.join(bus_dir, "nodes.tsv"), "w") as f:
         f.write("# label\tnode ID\tclient port\tannounced bus port\thostname\n")

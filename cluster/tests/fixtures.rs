@@ -248,6 +248,25 @@ fn captured_bodies_carry_what_the_scenario_sent() {
         .collect();
     assert_eq!(reports, vec![c.name]);
 
+    // hellocluster.c's messages, when the capture could build the module.
+    // Its name is not 9 characters, so moduleTypeEncodeId gave it ID 0.
+    if manifest_text.contains("module-ping.bin") {
+        for (file, module_type, payload) in [
+            ("module-ping.bin", 1, &b"Hey"[..]),
+            ("module-pong.bin", 2, b"Ohi!"),
+        ] {
+            let (_, m) = packet(file);
+            let MsgBody::Module(data) = &m.body else {
+                panic!("{file}: {m:?}")
+            };
+            assert_eq!(
+                (data.module_type, &data.payload[..]),
+                (module_type, payload)
+            );
+            assert_eq!(data.module_id, [0; 8]);
+        }
+    }
+
     let (_, meet) = packet("meet.bin");
     assert!(matches!(meet.body, MsgBody::Meet(_)));
     let (_, pong) = packet("pong-no-extension.bin");
