@@ -359,10 +359,14 @@ pub fn parse_cluster_nodes(text: &str) -> Result<Vec<NodeLine>, ConfError> {
 
 impl NodesConf {
     /// Parse a whole nodes.conf (redis: clusterLoadConfig, minus building
-    /// the node table). An empty file is valid here and has no nodes: Redis
-    /// treats it as "no config yet".
+    /// the node table). A zero-length file has no nodes: Redis treats it as
+    /// "no config yet" (it creates one empty to lock it) and starts afresh.
+    /// Any other file must describe `myself`, blank lines alone included.
     pub fn parse(file: &[u8]) -> Result<NodesConf, ConfError> {
         let mut conf = NodesConf::default();
+        if file.is_empty() {
+            return Ok(conf);
+        }
         let mut myself_seen = false;
         for (i, line) in file.split(|&b| b == b'\n').enumerate() {
             let line_err = |reason| ConfError {
@@ -411,7 +415,7 @@ impl NodesConf {
             }
             conf.nodes.push(node);
         }
-        if !conf.nodes.is_empty() && !myself_seen {
+        if !myself_seen {
             return Err(err("no node is flagged myself"));
         }
         Ok(conf)
@@ -620,6 +624,9 @@ mod tests {
         let e = NodesConf::parse(two.as_bytes()).unwrap_err();
         assert_eq!(e.line, 2);
         assert!(NodesConf::parse(b"vars currentEpoch\n").is_err());
+        // Non-empty but without myself: Redis's "corrupted" exit too.
+        assert!(NodesConf::parse(b"\n\n").is_err());
+        assert!(NodesConf::parse(b"vars currentEpoch 1 lastVoteEpoch 0\n").is_err());
         assert!(NodesConf::parse(b"   \n").is_err());
     }
 
