@@ -222,6 +222,9 @@ pub struct Server {
     /// When the POST/Host: warning was last logged (unix seconds).
     pub last_security_warning: i64,
     pub stat_peak_memory: usize,
+    /// used_memory_startup: used_memory once the server is initialised
+    /// (Redis's initial_memory_usage, measured in lib.rs).
+    pub initial_memory_usage: usize,
     pub lastsave: i64,
     pub executable: String,
     pub config_file: String,
@@ -330,6 +333,7 @@ impl Server {
             shutdown_asap: false,
             last_security_warning: 0,
             stat_peak_memory: 0,
+            initial_memory_usage: 0,
             lastsave: mstime() / 1000,
             executable: std::env::current_exe()
                 .map(|p| p.display().to_string())
