@@ -143,11 +143,7 @@ pub fn get_memory_overhead_data(srv: &Server) -> MemOverhead {
         overhead_total: mem_total,
         dataset,
         total_keys,
-        bytes_per_key: if total_keys > 0 {
-            net_usage / total_keys
-        } else {
-            0
-        },
+        bytes_per_key: net_usage.checked_div(total_keys).unwrap_or(0),
         dataset_perc: dataset as f32 * 100.0 / net_usage as f32,
         peak_perc: zmalloc_used as f32 * 100.0 / peak as f32,
         total_frag: ratio(rss, zmalloc_used),
