@@ -17,6 +17,7 @@ pub mod function;
 pub mod function_lua;
 pub mod info;
 pub mod latency;
+pub mod ldb;
 pub mod log;
 pub mod lualib;
 pub mod memory;
