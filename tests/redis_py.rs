@@ -325,3 +325,45 @@ fn skip_or_fail(why: &str) {
     }
     common::skipped(why);
 }
+
+/// redis-py's memory_stats() (its MEMORY STATS parser, nested db.N maps
+/// included) in both protocols: the keys, their order and value types must
+/// be redis-server's, and the numbers must make sense.
+const MEMORY_STATS_SCRIPT: &str = r#"
+import sys, redis
+port = int(sys.argv[1])
+for proto in (2, 3):
+    r = redis.Redis(host="127.0.0.1", port=port, protocol=proto, socket_timeout=10)
+    r.flushall()
+    r.set("m:a", "1")
+    r.execute_command("SELECT", "2")
+    r.set("m:b", "x" * 1000)
+    s = r.memory_stats()
+    assert s["keys.count"] == 2, s
+    assert s["total.allocated"] > 0 and s["peak.allocated"] >= s["total.allocated"], s
+    assert s["overhead.total"] + s["dataset.bytes"] == s["total.allocated"], s
+    assert set(s["db.0"]) == {"overhead.hashtable.main", "overhead.hashtable.expires",
+                              "overhead.hashtable.slot-to-keys"}, s
+    print(proto, [(k, type(v).__name__) for k, v in s.items()])
+    assert r.memory_purge() is True
+    r.flushall()
+print("memory_stats OK")
+"#;
+
+#[test]
+fn redis_py_memory_stats() {
+    let Some(py) = python_with_redis() else {
+        return;
+    };
+    let srv = Server::start();
+    let lite = run_script(&py, MEMORY_STATS_SCRIPT, srv.port);
+    assert!(lite.ends_with("memory_stats OK\n"), "{lite}");
+    let Some(real) = RealRedis::start() else {
+        return;
+    };
+    let want = run_script(&py, MEMORY_STATS_SCRIPT, real.port);
+    assert_eq!(
+        lite, want,
+        "redis-py memory_stats: redis-lite vs redis-server"
+    );
+}

@@ -16,7 +16,7 @@
 //! - `lazyfree_pending_objects`: handed over, not yet freed;
 //! - `lazyfreed_objects`: freed by the thread since start (or CONFIG RESETSTAT).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -51,6 +51,17 @@ pub fn lazyfree_get_free_effort(obj: &RObj) -> usize {
         Value::Hash(storage::t_hash::HashValue::Hashtable(d)) => d.len(),
         Value::Hash(storage::t_hash::HashValue::Listpack(_)) => 1,
     }
+}
+
+/// Set in a forked child (the Lua debugger's session, server/src/ldb.rs):
+/// the worker thread does not exist there, and the queue's lock may have
+/// been held by it at the instant of the fork, so the child frees inline
+/// and never touches the queue.
+static IN_FORK_CHILD: AtomicBool = AtomicBool::new(false);
+
+/// Called by the child right after fork().
+pub fn set_in_fork_child() {
+    IN_FORK_CHILD.store(true, Ordering::Relaxed);
 }
 
 /// One unit of work for the background thread (a bio job).
@@ -101,7 +112,9 @@ impl LazyFree {
     /// freeObjAsync: free `obj` on the worker if it is expensive to free,
     /// inline otherwise. Returns true when the value was handed over.
     pub fn free_object_async(&self, obj: RObj) -> bool {
-        if lazyfree_get_free_effort(&obj) <= LAZYFREE_THRESHOLD {
+        if IN_FORK_CHILD.load(Ordering::Relaxed)
+            || lazyfree_get_free_effort(&obj) <= LAZYFREE_THRESHOLD
+        {
             drop(obj); // cheap: free it right here
             return false;
         }
@@ -118,6 +131,10 @@ impl LazyFree {
     /// emptyDbAsync: the caller already put fresh empty dicts in place; the
     /// old ones, with all their keys, are freed on the worker.
     pub fn free_database_async(&self, dict: Dict<RObj>, expires: Dict<i64>) {
+        if IN_FORK_CHILD.load(Ordering::Relaxed) {
+            drop((dict, expires)); // no worker in a forked child
+            return;
+        }
         let count = dict.len() as u64;
         self.counters.pending.fetch_add(count, Ordering::Relaxed);
         let job = Job::FreeDatabase {

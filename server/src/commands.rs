@@ -1089,6 +1089,34 @@ static OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
 
 static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
     cmd("usage", object::memory_usage_command, -3, R, (2, 2, 1)),
+    cmd(
+        "stats",
+        crate::object_memory::memory_stats_command,
+        2,
+        0,
+        NOKEYS,
+    ),
+    cmd(
+        "doctor",
+        crate::object_memory::memory_doctor_command,
+        2,
+        0,
+        NOKEYS,
+    ),
+    cmd(
+        "malloc-stats",
+        crate::object_memory::memory_malloc_stats_command,
+        2,
+        0,
+        NOKEYS,
+    ),
+    cmd(
+        "purge",
+        crate::object_memory::memory_purge_command,
+        2,
+        0,
+        NOKEYS,
+    ),
     cmd("help", object::memory_help_command, 2, LD | ST, NOKEYS),
 ];
 

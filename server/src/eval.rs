@@ -15,8 +15,8 @@
 //! a script without `no-writes`); without one it runs in the compatibility
 //! mode of Redis 6 scripts.
 //!
-//! Not implemented: the Lua debugger (SCRIPT DEBUG YES/SYNC and
-//! `redis-cli --ldb`).
+//! A client that ran SCRIPT DEBUG YES|SYNC has its EVALs run in a
+//! debugging session instead: see ldb.rs.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, CString};
@@ -272,14 +272,17 @@ pub fn lua_create_function(srv: &mut Server, c: &mut Client, body: &Bytes) -> Op
     Some(sha)
 }
 
-/// evalGenericCommand: numkeys, find or compile the script, run it.
-fn eval_generic_command(srv: &mut Server, c: &mut Client, evalsha: bool, ro: bool) {
-    // EVAL has CMD_SKIP_MONITOR: it feeds MONITOR itself, before the
-    // commands the script runs.
+/// EVAL has CMD_SKIP_MONITOR: it feeds MONITOR itself, before the
+/// commands the script runs.
+fn eval_feed_monitors(srv: &mut Server, c: &mut Client) {
     let argv = std::mem::take(&mut c.argv);
     crate::monitor::replication_feed_monitors(srv, c, c.db, &argv);
     c.argv = argv;
+}
 
+/// evalGenericCommand: numkeys, find or compile the script, run it.
+/// MONITOR was fed by the caller (eval_command / evalsha_generic).
+pub fn eval_generic_command_body(srv: &mut Server, c: &mut Client, evalsha: bool, ro: bool) {
     let Some(numkeys) = protocol::util::string2ll(c.arg(2)) else {
         return c.add_reply_error("ERR value is not an integer or out of range");
     };
@@ -337,13 +340,23 @@ fn eval_generic_command(srv: &mut Server, c: &mut Client, evalsha: bool, ro: boo
 /// EVAL script numkeys [key [key ...]] [arg [arg ...]]
 // redis: eval.c evalCommand
 pub fn eval_command(srv: &mut Server, c: &mut Client) {
-    eval_generic_command(srv, c, false, false);
+    eval_with_debug_check(srv, c, false);
+}
+
+/// evalCommand: a client in SCRIPT DEBUG mode debugs its EVAL (ldb.rs).
+fn eval_with_debug_check(srv: &mut Server, c: &mut Client, ro: bool) {
+    eval_feed_monitors(srv, c);
+    if c.has_flag(crate::ldb::CLIENT_LUA_DEBUG) {
+        crate::ldb::eval_generic_command_with_debugging(srv, c, ro);
+    } else {
+        eval_generic_command_body(srv, c, false, ro);
+    }
 }
 
 /// EVAL_RO script numkeys [key [key ...]] [arg [arg ...]]
 // redis: eval.c evalRoCommand
 pub fn eval_ro_command(srv: &mut Server, c: &mut Client) {
-    eval_generic_command(srv, c, false, true);
+    eval_with_debug_check(srv, c, true);
 }
 
 /// EVALSHA sha1 numkeys [key [key ...]] [arg [arg ...]]
@@ -360,13 +373,14 @@ pub fn evalsha_ro_command(srv: &mut Server, c: &mut Client) {
 
 /// A sha that is not 40 characters cannot name a script.
 fn evalsha_generic(srv: &mut Server, c: &mut Client, ro: bool) {
+    eval_feed_monitors(srv, c);
     if c.arg(1).len() != 40 {
-        let argv = std::mem::take(&mut c.argv);
-        crate::monitor::replication_feed_monitors(srv, c, c.db, &argv);
-        c.argv = argv;
         return c.add_reply_error("NOSCRIPT No matching script. Please use EVAL.");
     }
-    eval_generic_command(srv, c, true, ro);
+    if c.has_flag(crate::ldb::CLIENT_LUA_DEBUG) {
+        return c.add_reply_error("ERR Please use EVAL instead of EVALSHA for debugging");
+    }
+    eval_generic_command_body(srv, c, true, ro);
 }
 
 // ---- SCRIPT (eval.c scriptCommand) ----
@@ -417,18 +431,9 @@ pub fn script_kill_command(srv: &mut Server, c: &mut Client) {
 }
 
 /// SCRIPT DEBUG YES|SYNC|NO
-// redis: eval.c scriptCommand (debug)
-pub fn script_debug_command(_srv: &mut Server, c: &mut Client) {
-    let mode = c.arg(2);
-    if mode.eq_ignore_ascii_case(b"no") {
-        c.add_reply_ok();
-    } else if mode.eq_ignore_ascii_case(b"yes") || mode.eq_ignore_ascii_case(b"sync") {
-        // Redis starts a debugging session (LDB) here; redis-lite has no
-        // Lua debugger, and saying OK would leave redis-cli --ldb waiting.
-        c.add_reply_error("ERR SCRIPT DEBUG is not supported by redis-lite");
-    } else {
-        c.add_reply_error("ERR Use SCRIPT DEBUG YES/SYNC/NO");
-    }
+// redis: eval.c scriptCommand (debug): the debugger itself is ldb.rs.
+pub fn script_debug_command(srv: &mut Server, c: &mut Client) {
+    crate::ldb::script_debug_command(srv, c);
 }
 
 /// SCRIPT HELP

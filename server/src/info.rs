@@ -212,13 +212,11 @@ fn memory_section(srv: &Server) -> String {
     let active = memory::allocator_active();
     let resident = memory::allocator_resident();
     let total = memory::total_system_memory();
-    let clients_mem: usize = srv
-        .clients
-        .values()
-        .map(|c| c.querybuf.capacity() + crate::networking::client_output_memory(c))
-        .sum();
-    let overhead = clients_mem;
-    let dataset = used.saturating_sub(overhead);
+    // The same split MEMORY STATS shows (object_memory.rs).
+    let mh = crate::object_memory::get_memory_overhead_data(srv);
+    let clients_mem = mh.clients_normal;
+    let overhead = mh.overhead_total;
+    let dataset = mh.dataset;
     let maxmemory = srv.config.maxmemory;
     let human = |n: usize| memory::bytes_to_human(n as u64);
     // LUA_IDLE_VM_BYTES: what Redis 7.0.15 reports for a Lua VM with no
@@ -245,9 +243,9 @@ fn memory_section(srv: &Server) -> String {
         "used_memory_peak_human" => human(peak),
         "used_memory_peak_perc" => pct(used, peak),
         "used_memory_overhead" => overhead,
-        "used_memory_startup" => 0,
+        "used_memory_startup" => mh.startup_allocated,
         "used_memory_dataset" => dataset,
-        "used_memory_dataset_perc" => pct(dataset, used),
+        "used_memory_dataset_perc" => format!("{:.2}%", mh.dataset_perc),
         "allocator_allocated" => used,
         "allocator_active" => active,
         "allocator_resident" => resident,
@@ -371,8 +369,8 @@ fn stats_section(srv: &Server) -> String {
         "pubsub_channels" => srv.pubsub_channels.len(),
         "pubsub_patterns" => srv.pubsub_patterns.len(),
         "pubsubshard_channels" => srv.pubsubshard_channels.len(),
-        "latest_fork_usec" => 0,
-        "total_forks" => 0,
+        "latest_fork_usec" => st.fork_time_us,
+        "total_forks" => st.total_forks,
         "migrate_cached_sockets" => 0,
         "slave_expires_tracked_keys" => 0,
         "active_defrag_hits" => 0,

@@ -17,6 +17,7 @@ pub mod function;
 pub mod function_lua;
 pub mod info;
 pub mod latency;
+pub mod ldb;
 pub mod log;
 pub mod lualib;
 pub mod memory;
@@ -25,6 +26,7 @@ pub mod multi;
 pub mod networking;
 pub mod notify;
 pub mod object;
+pub mod object_memory;
 pub mod pubsub;
 pub mod script;
 pub mod script_lua;
@@ -92,6 +94,9 @@ pub fn run(args: &[String]) -> i32 {
         server_log(LogLevel::Warning, &msg);
         return 1;
     }
+    // used_memory_startup: what the empty server holds (InitServerLast).
+    memory::thread_cache_flush();
+    srv.initial_memory_usage = memory::used_memory();
     server_log(LogLevel::Notice, "Server initialized");
     server_log(LogLevel::Notice, "Ready to accept connections tcp");
     ae::ae_main(&mut srv);

@@ -6,7 +6,7 @@
 //! `*` notice, `#` warning.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -15,6 +15,14 @@ pub enum LogLevel {
     Verbose = 1,
     Notice = 2,
     Warning = 3,
+}
+
+/// Set in a forked child (a Lua debugging session): its lines are marked
+/// `C`, as Redis marks a child's.
+static FORK_CHILD: AtomicBool = AtomicBool::new(false);
+
+pub fn set_fork_child() {
+    FORK_CHILD.store(true, Ordering::Relaxed);
 }
 
 static VERBOSITY: AtomicU8 = AtomicU8::new(LogLevel::Notice as u8);
@@ -50,7 +58,18 @@ pub fn server_log(level: LogLevel, msg: &str) {
         LogLevel::Notice => '*',
         LogLevel::Warning => '#',
     };
-    let line = format!("{}:M {} {} {}\n", std::process::id(), timestamp(), c, msg);
+    let role = if FORK_CHILD.load(Ordering::Relaxed) {
+        'C'
+    } else {
+        'M'
+    };
+    let line = format!(
+        "{}:{role} {} {} {}\n",
+        std::process::id(),
+        timestamp(),
+        c,
+        msg
+    );
     let mut f = LOGFILE.lock().unwrap_or_else(|e| e.into_inner());
     match f.as_mut() {
         Some(file) => {

@@ -35,6 +35,22 @@ pub fn set_thread_cache(enabled: bool) {
     let _ = unsafe { tikv_jemalloc_ctl::raw::write(b"thread.tcache.enabled\0", enabled) };
 }
 
+/// Give this thread's cached free blocks back to their arenas
+/// ("thread.tcache.flush"): blocks in the cache still count as allocated,
+/// so a measurement meant to be exact (used_memory_startup) flushes first.
+pub fn thread_cache_flush() {
+    // SAFETY: a void mallctl: no old or new value.
+    unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"thread.tcache.flush".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        );
+    }
+}
+
 /// Bytes in active pages (allocator_active).
 pub fn allocator_active() -> usize {
     let _ = epoch::advance();
@@ -104,4 +120,70 @@ pub fn bytes_to_human(n: u64) -> String {
     } else {
         format!("{:.2}P", d / (K * K * K * K * K))
     }
+}
+
+/// zmalloc_get_allocator_info: jemalloc's `stats.allocated`, `stats.active`
+/// and `stats.resident`, read after one epoch advance so the three belong
+/// to the same snapshot. allocated counts every allocation of the process
+/// (Lua's too); active adds the unused parts of the pages those sit in
+/// (fragmentation inside the allocator); resident adds the dirty pages
+/// jemalloc keeps for reuse, which MEMORY PURGE gives back.
+pub fn allocator_info() -> (usize, usize, usize) {
+    let _ = epoch::advance();
+    (
+        stats::allocated::read().unwrap_or(0),
+        stats::active::read().unwrap_or(0),
+        stats::resident::read().unwrap_or(0),
+    )
+}
+
+/// MALLCTL_ARENAS_ALL: the arena index that means "every arena" in
+/// `arena.<i>.*` mallctl names (jemalloc.h).
+pub const MALLCTL_ARENAS_ALL: u32 = 4096;
+
+/// jemalloc_purge: hand every arena's dirty and muzzy pages back to the OS
+/// (`arena.<MALLCTL_ARENAS_ALL>.purge`). Err when jemalloc refuses.
+pub fn jemalloc_purge() -> Result<(), i32> {
+    let name = format!("arena.{MALLCTL_ARENAS_ALL}.purge\0");
+    // SAFETY: a void mallctl: no old value to read, no new value to write,
+    // so all four pointers are null, as jemalloc requires for this name.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            name.as_ptr().cast(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(rc)
+    }
+}
+
+/// je_malloc_stats_print(NULL options): jemalloc's own human-readable
+/// report (MEMORY MALLOC-STATS), collected into a string the way Redis's
+/// inputCatSds callback does.
+pub fn malloc_stats_print() -> String {
+    /// Called by jemalloc with each piece of the report, NUL-terminated.
+    extern "C" fn input_cat(out: *mut std::ffi::c_void, text: *const std::ffi::c_char) {
+        // SAFETY: `out` is the Vec passed below, alive for the whole call;
+        // jemalloc passes a valid C string.
+        unsafe {
+            let out = &mut *(out as *mut Vec<u8>);
+            out.extend_from_slice(std::ffi::CStr::from_ptr(text).to_bytes());
+        }
+    }
+    let mut out: Vec<u8> = Vec::new();
+    // SAFETY: the callback only appends to `out`; null options = defaults.
+    unsafe {
+        tikv_jemalloc_sys::malloc_stats_print(
+            Some(input_cat),
+            (&mut out as *mut Vec<u8>).cast(),
+            std::ptr::null(),
+        );
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }

@@ -82,7 +82,7 @@ thread_local! {
 /// # Safety
 /// Only call from code that runs inside `lua_call_function` (Lua callbacks
 /// and hooks), and do not keep the reference past the callback.
-unsafe fn current_server<'a>() -> Option<&'a mut Server> {
+pub(crate) unsafe fn current_server<'a>() -> Option<&'a mut Server> {
     let p = SERVER.with(|s| s.get());
     if p.is_null() {
         None
@@ -115,6 +115,11 @@ unsafe fn set_field(l: *mut lua_State, t: c_int, k: &CStr) {
 /// # Safety
 /// `l` must be a valid Lua state with room for two more stack slots.
 pub unsafe fn lua_push_error(l: *mut lua_State, err: &[u8]) {
+    // While stepping through a script, every error is shown in the
+    // debugger too (luaPushErrorBuff's ldbLog).
+    if crate::ldb::ldb_is_enabled() {
+        crate::ldb::ldb_log_error(err);
+    }
     let (code, msg): (&[u8], &[u8]) = match err.strip_prefix(b"-") {
         Some(rest) => match rest.iter().position(|&b| b == b' ') {
             Some(sp) => (&rest[..sp], &rest[sp + 1..]),
@@ -644,6 +649,11 @@ unsafe fn lua_redis_generic_command(l: *mut lua_State, raise_error: bool) -> boo
         );
         return true;
     };
+    // Stepping in the debugger: show the command, then its reply.
+    let debugging = crate::ldb::ldb_is_enabled();
+    if debugging {
+        crate::ldb::ldb_log_redis_command(&argv);
+    }
     let raise = match script::script_call(srv, &mut sc, argv) {
         Err(msg) => {
             lua_push_error(l, msg.as_bytes());
@@ -652,6 +662,9 @@ unsafe fn lua_redis_generic_command(l: *mut lua_State, raise_error: bool) -> boo
         }
         Ok(reply) => {
             redis_protocol_to_lua_type(l, reply);
+            if debugging {
+                crate::ldb::ldb_log_redis_reply(reply);
+            }
             raise_error && reply.first() == Some(&b'-')
         }
     };
@@ -884,17 +897,6 @@ unsafe extern "C-unwind" fn lua_redis_replicate_commands(l: *mut lua_State) -> c
     1
 }
 
-/// redis.breakpoint(): false, as there is no debugging session (LDB).
-unsafe extern "C-unwind" fn lua_redis_breakpoint(l: *mut lua_State) -> c_int {
-    ffi::lua_pushboolean(l, 0);
-    1
-}
-
-/// redis.debug(...): nothing outside a debugging session.
-unsafe extern "C-unwind" fn lua_redis_debug(_l: *mut lua_State) -> c_int {
-    0
-}
-
 // ---- math.random / math.randomseed (Redis's rand.c PRNG) ----
 
 /// RAND48_MULT / RAND48_ADD: the drand48 family's linear congruential
@@ -1025,12 +1027,15 @@ pub fn lua_register_redis_api(lua: &Lua) -> mlua::Result<()> {
     Ok(())
 }
 
-/// The EVAL-only part of the API (eval.c scriptingInit): redis.breakpoint,
-/// redis.debug (the debugger's; no-ops here) and redis.replicate_commands.
+/// The EVAL-only part of the API (eval.c scriptingInit): redis.breakpoint
+/// and redis.debug (the debugger's, ldb.rs) and redis.replicate_commands.
 pub fn lua_register_eval_only_api(lua: &Lua) -> mlua::Result<()> {
     let redis: mlua::Table = lua.globals().raw_get("redis")?;
-    redis.raw_set("breakpoint", cfn(lua, lua_redis_breakpoint)?)?;
-    redis.raw_set("debug", cfn(lua, lua_redis_debug)?)?;
+    redis.raw_set(
+        "breakpoint",
+        cfn(lua, crate::ldb::lua_redis_breakpoint_command)?,
+    )?;
+    redis.raw_set("debug", cfn(lua, crate::ldb::lua_redis_debug_command)?)?;
     redis.raw_set(
         "replicate_commands",
         cfn(lua, lua_redis_replicate_commands)?,
@@ -1277,8 +1282,18 @@ unsafe fn lua_call_function_raw(
     let funcname = ctx.funcname.clone();
     let caller_resp = ctx.original_client_resp;
 
-    let delhook = srv.config.busy_reply_threshold > 0;
-    if delhook {
+    // An EVAL in a debugging session gets the debugger's line hook instead
+    // of the busy-script one (ldb.rs).
+    let debug_enabled = !keys_args_as_params && crate::ldb::ldb_is_active();
+    let delhook = srv.config.busy_reply_threshold > 0 || debug_enabled;
+    if debug_enabled {
+        ffi::lua_sethook(
+            l,
+            Some(crate::ldb::lua_ldb_line_hook),
+            ffi::LUA_MASKLINE | ffi::LUA_MASKCOUNT,
+            crate::ldb::LDB_HOOK_COUNT,
+        );
+    } else if delhook {
         ffi::lua_sethook(
             l,
             Some(lua_mask_count_hook),

@@ -84,6 +84,10 @@ pub struct Stats {
     /// the current one (stat_*_eviction_exceeded_time).
     pub total_eviction_exceeded_time: u64,
     pub last_eviction_exceeded_time: Option<Instant>,
+    /// Forks so far and how long the last one took (total_forks,
+    /// latest_fork_usec): the Lua debugger's sessions (ldb.rs).
+    pub total_forks: u64,
+    pub fork_time_us: u64,
 }
 
 /// A sampled metric ring (server.inst_metric in Redis).
@@ -222,6 +226,9 @@ pub struct Server {
     /// When the POST/Host: warning was last logged (unix seconds).
     pub last_security_warning: i64,
     pub stat_peak_memory: usize,
+    /// used_memory_startup: used_memory once the server is initialised
+    /// (Redis's initial_memory_usage, measured in lib.rs).
+    pub initial_memory_usage: usize,
     pub lastsave: i64,
     pub executable: String,
     pub config_file: String,
@@ -330,6 +337,7 @@ impl Server {
             shutdown_asap: false,
             last_security_warning: 0,
             stat_peak_memory: 0,
+            initial_memory_usage: 0,
             lastsave: mstime() / 1000,
             executable: std::env::current_exe()
                 .map(|p| p.display().to_string())
@@ -788,6 +796,10 @@ pub fn server_cron(srv: &mut Server) {
 
     clients_cron(srv);
     databases_cron(srv);
+    // checkChildrenDone: reap the Lua debugger's forked sessions.
+    if crate::ldb::ldb_pending_children() > 0 {
+        crate::ldb::ldb_check_children_done();
+    }
 
     if srv.shutdown_asap {
         crate::ae::prepare_for_shutdown_and_exit(srv);
