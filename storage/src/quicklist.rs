@@ -879,7 +879,7 @@ mod tests {
         }
         let mut pos = ql.first_pos();
         while let Some(p) = pos {
-            let keep = ql.get(p).to_vec()[0] % 2 == 0;
+            let keep = ql.get(p).to_vec()[0].is_multiple_of(2);
             pos = if keep {
                 ql.next_pos(p)
             } else {
