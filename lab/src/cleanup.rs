@@ -9,6 +9,7 @@
 //! PR_SET_PDEATHSIG, should the lab itself be killed with SIGKILL.
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -57,9 +58,18 @@ pub fn restore_foreign(con: &mut redis::Connection, restore: &[(String, String)]
     }
 }
 
+/// Set the moment Ctrl-C arrives: the main thread then leaves the exit
+/// to the handler (which exits with 130 once everything is cleaned up).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
 /// Install the Ctrl-C handler (once, at start-up).
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
+        INTERRUPTED.store(true, Ordering::SeqCst);
         eprintln!("\ninterrupted: stopping the servers the lab started and cleaning up ...");
         run();
         std::process::exit(130);

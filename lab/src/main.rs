@@ -90,7 +90,14 @@ enum Cmd {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     cleanup::install();
-    match run(cli) {
+    let result = run(cli);
+    if cleanup::interrupted() {
+        // The handler is cleaning up and will exit with 130.
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    }
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("redis-lite-lab: {e}");

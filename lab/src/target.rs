@@ -66,6 +66,9 @@ pub struct Target {
     dir: Option<PathBuf>,
     /// CONFIG values the lab changed on a foreign server, to put back.
     restore: Vec<(String, String)>,
+    /// A foreign server is flushed at the end only once it was accepted
+    /// (empty, or --force-flush): a refused one is never touched.
+    armed: bool,
 }
 
 impl Target {
@@ -155,6 +158,7 @@ impl Target {
                 child: Some(child),
                 dir: Some(dir.clone()),
                 restore: Vec::new(),
+                armed: true,
             };
             match t.wait_ready() {
                 Ok(()) => return Ok(t),
@@ -206,6 +210,7 @@ impl Target {
             child: None,
             dir: None,
             restore: Vec::new(),
+            armed: false,
         };
         let mut con = t.connect().map_err(|e| {
             format!("{e}\n  (is a server running there? start one, or drop --target to let the lab start redis-lite)")
@@ -246,6 +251,7 @@ impl Target {
                 .query::<Value>(&mut con);
         }
         cleanup::register_foreign(addr, t.restore.clone());
+        t.armed = true;
         Ok(t)
     }
 
@@ -263,6 +269,10 @@ impl Target {
     /// Wipe the keys and put back the config of a foreign target; stop a
     /// started server and remove its directory.
     pub fn finish(&mut self) {
+        if !self.armed || cleanup::interrupted() {
+            return; // never accepted, or the Ctrl-C handler does it
+        }
+        self.armed = false;
         if self.started {
             if let Some(mut child) = self.child.take() {
                 stop_child(&mut child);
