@@ -576,7 +576,7 @@ fn scan_all(con: &mut redis::Connection, epoch: Instant, ti: usize, n: usize) ->
         slowest = slowest.max(c0.elapsed());
         calls += 1;
         match r {
-            Ok((next, _)) if next == 0 => break,
+            Ok((0, _)) => break,
             Ok((next, _)) => cursor = next,
             Err(e) => {
                 note = Some(exp::describe_err(&e, "SCAN"));
