@@ -60,7 +60,8 @@ pub fn timeline(path: &Path, title: &str, panels: &[TimelinePanel]) -> Result<()
         .fold(1.0f64, f64::max);
     let (ymin, ymax) = (0.01f64, ymax_all * 3.0);
     for (p, area) in panels.iter().zip(areas.iter()) {
-        let t_end = p.t_end_s.max(0.1);
+        // A little room on the right for the last condition's name.
+        let t_end = p.t_end_s.max(0.1) * 1.04;
         let mut chart = ChartBuilder::on(area)
             .caption(
                 format!(
@@ -396,6 +397,7 @@ pub fn lines(
         .configure_mesh()
         .x_desc(x_desc)
         .y_desc(y_desc)
+        .x_label_formatter(&|v| format!("{v:.0}"))
         .draw()
         .map_err(err)?;
     for (i, s) in series.iter().enumerate() {
