@@ -198,7 +198,7 @@ fn draw_bars(
     // Labels under the groups, placed in pixels under each group's centre.
     let mut label_px: Vec<(String, (i32, i32))> = Vec::new();
     if log {
-        let (lo, hi) = (vmin / 3.0, vmax * 4.0);
+        let (lo, hi) = (vmin / 3.0, vmax * 12.0);
         let mut chart = builder
             .build_cartesian_2d(x_range, (lo..hi).log_scale())
             .map_err(err)?;

@@ -555,6 +555,16 @@ fn unreachable_target_is_a_clear_error() {
     assert!(err.contains("cannot connect to target"), "{err}");
 }
 
+/// A server process killed even when the test panics.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn target_with_keys_is_refused_and_left_alone() {
     let Some(bin) = redis_lite_bin() else { return };
@@ -564,13 +574,15 @@ fn target_with_keys_is_refused_and_left_alone() {
         .unwrap()
         .port();
     let dir = temp_dir("target");
-    let mut server = Command::new(&bin)
-        .args(["--port", &port.to_string(), "--save", ""])
-        .current_dir(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let _server = KillOnDrop(
+        Command::new(&bin)
+            .args(["--port", &port.to_string(), "--save", ""])
+            .current_dir(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}/")).unwrap();
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut con = loop {
@@ -601,8 +613,6 @@ fn target_with_keys_is_refused_and_left_alone() {
         Some("1"),
         "the refused target was not touched"
     );
-    let _ = server.kill();
-    let _ = server.wait();
     let _ = std::fs::remove_dir_all(dir);
 }
 
