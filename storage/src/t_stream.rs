@@ -331,6 +331,18 @@ pub fn lp_get_edge_stream_id(lp: &Listpack, first: bool, master_id: StreamID) ->
 
 // ------------------------------------------------------- the stream
 
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream")
+            .field("length", &self.length)
+            .field("nodes", &self.rax.len())
+            .field("last_id", &self.last_id)
+            .field("first_id", &self.first_id)
+            .field("groups", &self.num_groups())
+            .finish()
+    }
+}
+
 impl Default for Stream {
     fn default() -> Self {
         Stream::new()
