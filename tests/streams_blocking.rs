@@ -28,7 +28,10 @@ fn blocked_clients(c: &mut Conn) -> usize {
 fn wait_blocked(c: &mut Conn, n: usize) {
     let start = Instant::now();
     while blocked_clients(c) != n {
-        assert!(start.elapsed() < Duration::from_secs(10), "clients never blocked");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "clients never blocked"
+        );
         std::thread::sleep(Duration::from_millis(2));
     }
 }
@@ -161,7 +164,15 @@ fn xreadgroup_block_consumers_take_turns() {
         writer.must(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
         for (conn, name) in [(&mut alice, "alice"), (&mut bob, "bob")] {
             conn.send_cmd(&[
-                "XREADGROUP", "GROUP", "g", name, "BLOCK", "0", "STREAMS", "s", ">",
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                name,
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">",
             ])
             .unwrap();
         }
@@ -178,7 +189,16 @@ fn xreadgroup_block_consumers_take_turns() {
         // NOACK: delivered without a NACK.
         alice
             .send_cmd(&[
-                "XREADGROUP", "GROUP", "g", "alice", "NOACK", "BLOCK", "0", "STREAMS", "s", ">",
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "alice",
+                "NOACK",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">",
             ])
             .unwrap();
         wait_blocked(&mut writer, 1);
@@ -187,7 +207,17 @@ fn xreadgroup_block_consumers_take_turns() {
         out.push(s(writer.must(&["XPENDING", "s", "g"])));
         // A consumer first seen by a served XREADGROUP is created then.
         bob.send_cmd(&[
-            "XREADGROUP", "GROUP", "g", "carol", "COUNT", "5", "BLOCK", "0", "STREAMS", "s", ">",
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "carol",
+            "COUNT",
+            "5",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
         ])
         .unwrap();
         wait_blocked(&mut writer, 1);
@@ -205,7 +235,17 @@ fn xreadgroup_block_gets_errors_when_group_or_key_goes_away() {
         let mut reader = srv.connect();
         let mut writer = srv.connect();
         let mut out = Vec::new();
-        let block = ["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"];
+        let block = [
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
+        ];
         let setup = |w: &mut Conn| {
             w.must(&["DEL", "s"]);
             w.must(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
@@ -262,7 +302,17 @@ fn blocked_stream_readers_and_client_unblock() {
         out.push(s(reader.read_reply().unwrap()));
         admin.must(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
         reader
-            .send_cmd(&["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"])
+            .send_cmd(&[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">",
+            ])
             .unwrap();
         wait_blocked(&mut admin, 1);
         out.push(s(admin.must(&["CLIENT", "UNBLOCK", &id, "ERROR"])));
@@ -290,19 +340,48 @@ fn xreadgroup_served_synchronously_when_group_is_behind() {
         c.must(&["XGROUP", "CREATE", "s", "g", "0"]);
         // Data is there: BLOCK is not used at all.
         out.push(s(c
-            .cmd(&["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", ">"])
+            .cmd(&[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                ">",
+            ])
             .unwrap()));
         // History (an explicit ID) never blocks, even when empty.
         out.push(s(c
-            .cmd(&["XREADGROUP", "GROUP", "g", "c", "BLOCK", "0", "STREAMS", "s", "5"])
+            .cmd(&[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c",
+                "BLOCK",
+                "0",
+                "STREAMS",
+                "s",
+                "5",
+            ])
             .unwrap()));
         // Only tombstones after the group's ID: it blocks (and times out).
         c.must(&["XADD", "s", "2-0", "f", "v"]);
         c.must(&["XDEL", "s", "2-0"]);
         out.push(s(c
-            .cmd(&["XREADGROUP", "GROUP", "g", "c", "BLOCK", "20", "STREAMS", "s", ">"])
+            .cmd(&[
+                "XREADGROUP",
+                "GROUP",
+                "g",
+                "c",
+                "BLOCK",
+                "20",
+                "STREAMS",
+                "s",
+                ">",
+            ])
             .unwrap()));
         out
     });
 }
-
