@@ -282,14 +282,36 @@ impl<V> Rax<V> {
         h.value.as_ref()
     }
 
-    /// raxFind for a value the caller changes in place.
+    /// raxFind for a value the caller changes in place (the same walk as
+    /// `low_walk`, holding a mutable handle).
     pub fn find_mut(&mut self, s: &[u8]) -> Option<&mut V> {
-        let mut path = Vec::new();
-        let (w, h) = low_walk(&self.head, s, |i| path.push(i));
-        if w.i != s.len() || (h.is_compressed() && w.splitpos != 0) || !h.is_key() {
+        let mut h: &mut RaxNode<V> = &mut self.head;
+        let (mut i, mut j) = (0usize, 0usize);
+        while h.size() > 0 && i < s.len() {
+            let idx = match &h.kind {
+                Kind::Compressed { chars, .. } => {
+                    j = common_prefix(chars, &s[i..]);
+                    i += j;
+                    if j != chars.len() {
+                        break;
+                    }
+                    0
+                }
+                Kind::Branch { edges, .. } => match edges.iter().position(|&e| e == s[i]) {
+                    Some(p) => {
+                        i += 1;
+                        p
+                    }
+                    None => break,
+                },
+            };
+            h = h.child_mut(idx);
+            j = 0;
+        }
+        if i != s.len() || (h.is_compressed() && j != 0) {
             return None;
         }
-        self.node_at_mut(&path).value.as_mut()
+        h.value.as_mut()
     }
 
     /// raxInsert: add `s` or overwrite its value; returns the old value.

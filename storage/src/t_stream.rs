@@ -409,7 +409,7 @@ impl Stream {
         let mut tail_key = Vec::new();
         let mut tail = self.rax.last(&mut tail_key).is_some();
         if tail {
-            let lp = self.rax.find(&tail_key).expect("tail node");
+            let lp = self.rax.find_mut(&tail_key).expect("tail node");
             let node_max_bytes = match limits.max_bytes {
                 b if b <= 0 || b as u64 > STREAM_LISTPACK_MAX_SIZE as u64 => {
                     STREAM_LISTPACK_MAX_SIZE
@@ -424,7 +424,6 @@ impl Stream {
             }
             if new_node {
                 // The full node gives back its pre-allocated space.
-                let lp = self.rax.find_mut(&tail_key).expect("tail node");
                 lp.shrink_to_fit();
                 tail = false;
             }
@@ -432,11 +431,9 @@ impl Stream {
 
         let mut flags = 0i64;
         let master_id;
-        let node_key;
-        if !tail {
+        let lp: &mut Listpack = if !tail {
             // A new node: its master entry takes this entry's fields.
             master_id = id;
-            node_key = id.encode();
             let prealloc = match limits.max_bytes {
                 b if b > 0 && (b as usize) < STREAM_LISTPACK_MAX_PRE_ALLOCATE => b as usize,
                 _ => STREAM_LISTPACK_MAX_PRE_ALLOCATE,
@@ -458,12 +455,13 @@ impl Stream {
                 lp.append(f.as_ref());
             }
             lp.append_int(0); // master entry terminator
+            let node_key = id.encode();
             self.rax.insert(&node_key, lp);
             flags |= STREAM_ITEM_FLAG_SAMEFIELDS;
+            self.rax.find_mut(&node_key).expect("new node")
         } else {
             master_id = StreamID::decode(&tail_key).expect("16-byte node key");
-            node_key = master_id.encode();
-            let lp = self.rax.find_mut(&node_key).expect("tail node");
+            let lp = self.rax.find_mut(&tail_key).expect("tail node");
             let first = lp.first().expect("master entry");
             let count = lp_int(lp, first);
             lp_replace_int(lp, first, count + 1);
@@ -486,7 +484,8 @@ impl Stream {
                     flags |= STREAM_ITEM_FLAG_SAMEFIELDS;
                 }
             }
-        }
+            lp
+        };
 
         // The entry: flags, ID deltas, [num-fields, fields], values, lp-count.
         let same = flags & STREAM_ITEM_FLAG_SAMEFIELDS != 0;
@@ -496,7 +495,6 @@ impl Stream {
         if !same {
             lp_count += numfields as i64 + 1;
         }
-        let lp = self.rax.find_mut(&node_key).expect("node");
         let mut total = lp.bytes()
             + listpack::int_entry_len(flags)
             + listpack::int_entry_len(ms_diff)
