@@ -1158,9 +1158,9 @@ fn gen_stream(rng: &mut Rng, base: u64) -> Vec<String> {
             a.push(stream_id(rng, base));
             let pairs = 1 + rng.below(3);
             let same = rng.chance(60);
-            for i in 0..pairs {
+            for field in STREAM_FIELDS.iter().take(pairs) {
                 a.push(if same {
-                    STREAM_FIELDS[i].to_string()
+                    field.to_string()
                 } else {
                     rng.pick(STREAM_FIELDS).into()
                 });

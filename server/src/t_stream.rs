@@ -769,7 +769,7 @@ fn xrange_generic_command(srv: &mut Server, c: &mut Client, rev: bool) {
     let mut count: i64 = -1;
     let mut j = 4;
     while j < c.argc() {
-        if opt_is(c.arg(j), "count") && c.argc() - j - 1 >= 1 {
+        if opt_is(c.arg(j), "count") && c.argc() - j > 1 {
             count = get_long_long_or_reply(c, j + 1, None)
                 .map(|n| n.max(0))
                 .unwrap_or(-2);
@@ -945,7 +945,7 @@ fn parse_xread_args(c: &mut Client, xreadgroup: bool) -> Option<XreadArgs> {
         } else if opt_is(o, "streams") && moreargs > 0 {
             a.streams_arg = i + 1;
             let n = c.argc() - a.streams_arg;
-            if n % 2 != 0 {
+            if !n.is_multiple_of(2) {
                 c.add_reply_error(
                     "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.",
                 );
@@ -2209,9 +2209,7 @@ pub fn stream_object_compute_size(s: &Stream, samples: i64) -> usize {
     if s.rax.len() as usize <= n {
         asize += lpsize;
     } else {
-        if n > 0 {
-            lpsize /= n;
-        }
+        lpsize = lpsize.checked_div(n).unwrap_or(lpsize);
         asize += lpsize * (s.rax.len() as usize - 1);
         let mut key = Vec::new();
         if let Some(last) = s.rax.last(&mut key) {
