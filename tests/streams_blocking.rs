@@ -270,6 +270,29 @@ fn xreadgroup_block_gets_errors_when_group_or_key_goes_away() {
         wait_blocked(&mut writer, 1);
         out.push(s(writer.must(&["SWAPDB", "0", "1"])));
         out.push(s(reader.read_reply().unwrap()));
+        // SWAPDB where the other db holds a list under the same name.
+        writer.must(&["FLUSHALL"]);
+        setup(&mut writer);
+        writer.must(&["SELECT", "1"]);
+        writer.must(&["LPUSH", "s", "e1"]);
+        writer.must(&["SELECT", "0"]);
+        reader.send_cmd(&block).unwrap();
+        wait_blocked(&mut writer, 1);
+        out.push(s(writer.must(&["SWAPDB", "0", "1"])));
+        out.push(s(reader.read_reply().unwrap()));
+        // ...and where it holds a stream with the group: still blocked.
+        writer.must(&["FLUSHALL"]);
+        setup(&mut writer);
+        writer.must(&["SELECT", "1"]);
+        writer.must(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+        writer.must(&["SELECT", "0"]);
+        reader.send_cmd(&block).unwrap();
+        wait_blocked(&mut writer, 1);
+        out.push(s(writer.must(&["SWAPDB", "0", "1"])));
+        out.push(blocked_clients(&mut writer).to_string());
+        writer.must(&["XADD", "s", "9-0", "f", "v"]);
+        out.push(s(reader.read_reply().unwrap()));
+        writer.must(&["FLUSHALL"]);
         // A plain XREAD on the same key is not woken by a DEL.
         writer.must(&["FLUSHALL"]);
         writer.must(&["XADD", "s", "1-0", "f", "v"]);
