@@ -12,7 +12,8 @@
 #
 # Env: N (requests per run, default 200000), RUNS (default 3), TESTS
 # (redis-benchmark -t list, default set,get; `eval` means
-# EVAL "return redis.call('get','k')" 0), PIPELINES (default "1 16"),
+# EVAL "return redis.call('get','k')" 0, `xadd` XADD mystream * f v, `xrange`
+# XRANGE xr - + COUNT 10 over a 100-entry stream), PIPELINES (default "1 16"),
 # EVAL_LOOP=1 also times the seed posts' 1M-member SADD loop in one EVAL,
 # CLIENTS (redis-benchmark -c, default 50), SKIP_BUILD=1 to reuse the binary,
 # LITE_BIN=/path/to/redis-lite to benchmark another build.
@@ -88,6 +89,15 @@ bench() { # port test pipeline
     if [ "$2" = eval ]; then
         redis-cli -p "$1" SET k v >/dev/null
         what=(eval "return redis.call('get','k')" 0)
+    fi
+    if [ "$2" = xadd ]; then
+        redis-cli -p "$1" DEL mystream >/dev/null
+        what=(XADD mystream '*' f v)
+    fi
+    if [ "$2" = xrange ]; then
+        redis-cli -p "$1" DEL xr >/dev/null
+        for i in $(seq 1 100); do echo "XADD xr * field value$i"; done | redis-cli -p "$1" >/dev/null
+        what=(XRANGE xr - + COUNT 10)
     fi
     redis-benchmark -p "$1" -q -n "$N" -c "$CLIENTS" -P "$3" "${what[@]}" 2>/dev/null \
         | tr '\r' '\n' | grep 'requests per second' | tail -n 1 \

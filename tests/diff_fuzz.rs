@@ -1082,3 +1082,326 @@ fn diff_fuzz() {
         "diff_fuzz: {mismatches} mismatches (see above)"
     );
 }
+
+// ---------------------------------------------------------------------------
+// Streams: a generator of its own (so the sequence above is unchanged)
+// ---------------------------------------------------------------------------
+
+const STREAM_KEYS: &[&str] = &["x0", "x1", "x2", "xs"];
+const STREAM_FIELDS: &[&str] = &["a", "b", "1", "01", "f"];
+const STREAM_GROUPS: &[&str] = &["g1", "g2", "nog"];
+const STREAM_CONSUMERS: &[&str] = &["c1", "c2", "c3"];
+
+/// An explicit ID near `base` (which grows with the run), so IDs collide
+/// (errors), mostly come in order (nodes fill up, trims have work) and
+/// sometimes go backwards (XADD refuses).
+fn stream_id(rng: &mut Rng, base: u64) -> String {
+    let ms = (base + rng.below(12) as u64).saturating_sub(8);
+    match rng.below(12) {
+        0 => rng
+            .pick(&[
+                "0-0",
+                "0",
+                "-",
+                "+",
+                "x",
+                "(5",
+                "18446744073709551615-18446744073709551615",
+            ])
+            .into(),
+        1 | 2 => format!("{ms}-*"),
+        3 => format!("{ms}"),
+        _ => format!("{ms}-{}", rng.below(3)),
+    }
+}
+
+/// A range bound: `-`, `+`, an ID, an exclusive `(ID` or a bare ms.
+fn stream_bound(rng: &mut Rng, base: u64) -> String {
+    let ms = base.saturating_sub(rng.below(60) as u64);
+    match rng.below(6) {
+        0 => "-".into(),
+        1 => "+".into(),
+        2 => format!("({ms}-{}", rng.below(3)),
+        3 => format!("{ms}"),
+        _ => format!("{ms}-{}", rng.below(3)),
+    }
+}
+
+/// One stream command. Replies that hold times (idle, seen-time,
+/// delivery time) are avoided: XPENDING only in its summary form, XCLAIM
+/// and XAUTOCLAIM with JUSTID, no XINFO CONSUMERS / STREAM FULL.
+fn gen_stream(rng: &mut Rng, base: u64) -> Vec<String> {
+    let k = rng.pick(STREAM_KEYS).to_string();
+    let g = rng.pick(STREAM_GROUPS).to_string();
+    let c = rng.pick(STREAM_CONSUMERS).to_string();
+    match rng.below(40) {
+        0..=11 => {
+            let mut a = vec!["XADD".to_string(), k];
+            if rng.chance(15) {
+                let how = rng.pick(&["MAXLEN", "MINID"]);
+                a.push(how.into());
+                if rng.chance(50) {
+                    a.push(rng.pick(&["~", "="]).into());
+                }
+                a.push(match how {
+                    "MINID" => format!("{}", base.saturating_sub(rng.below(80) as u64)),
+                    _ => format!("{}", rng.below(200)),
+                });
+                if rng.chance(20) {
+                    a.push("LIMIT".into());
+                    a.push(format!("{}", rng.below(5)));
+                }
+            }
+            if rng.chance(5) {
+                a.push("NOMKSTREAM".into());
+            }
+            a.push(stream_id(rng, base));
+            let pairs = 1 + rng.below(3);
+            let same = rng.chance(60);
+            for field in STREAM_FIELDS.iter().take(pairs) {
+                a.push(if same {
+                    field.to_string()
+                } else {
+                    rng.pick(STREAM_FIELDS).into()
+                });
+                a.push(val(rng));
+            }
+            if rng.chance(2) {
+                a.pop();
+            }
+            a
+        }
+        12..=13 => {
+            let mut a = vec!["XDEL".to_string(), k];
+            for _ in 0..1 + rng.below(3) {
+                a.push(stream_id(rng, base));
+            }
+            a
+        }
+        14 => {
+            let how = rng.pick(&["MAXLEN", "MINID", "BAD"]);
+            let mut a = vec!["XTRIM".to_string(), k, how.into()];
+            if rng.chance(50) {
+                a.push(rng.pick(&["~", "="]).into());
+            }
+            a.push(match how {
+                "MINID" => format!("{}", base.saturating_sub(rng.below(80) as u64)),
+                _ => format!("{}", rng.below(200)),
+            });
+            if rng.chance(20) {
+                a.push("LIMIT".into());
+                a.push(format!("{}", rng.below(50)));
+            }
+            a
+        }
+        15..=17 => {
+            let cmd = rng.pick(&["XRANGE", "XREVRANGE"]);
+            let mut a = vec![
+                cmd.to_string(),
+                k,
+                stream_bound(rng, base),
+                stream_bound(rng, base),
+            ];
+            if rng.chance(40) {
+                a.push("COUNT".into());
+                a.push(rng.int(-1, 4));
+            }
+            a
+        }
+        18 => vec!["XLEN".into(), k],
+        19 => vec!["XINFO".into(), "STREAM".into(), k],
+        20 => vec!["MEMORY".into(), "USAGE".into(), k],
+        21 => {
+            let mut a = s(&["XGROUP", "CREATE"]);
+            a.extend([k, g, rng.pick(&["$", "0", "5", "10-1", "x"]).into()]);
+            if rng.chance(40) {
+                a.push("MKSTREAM".into());
+            }
+            if rng.chance(20) {
+                a.push("ENTRIESREAD".into());
+                a.push(rng.int(-2, 5));
+            }
+            a
+        }
+        22 => {
+            let sub = rng.pick(&["SETID", "DESTROY", "CREATECONSUMER", "DELCONSUMER"]);
+            let mut a = vec!["XGROUP".to_string(), sub.into(), k, g];
+            match sub {
+                "SETID" => a.push(rng.pick(&["$", "0", "7", "3-1"]).into()),
+                "DESTROY" => {}
+                _ => a.push(c),
+            }
+            a
+        }
+        23..=26 => {
+            let mut a = s(&["XREADGROUP", "GROUP"]);
+            a.extend([g, c]);
+            if rng.chance(40) {
+                a.push("COUNT".into());
+                a.push(rng.int(0, 3));
+            }
+            if rng.chance(15) {
+                a.push("NOACK".into());
+            }
+            a.push("STREAMS".into());
+            a.push(k);
+            a.push(rng.pick(&[">", ">", "0", "5-0", "$"]).into());
+            a
+        }
+        27 => {
+            let mut a = s(&["XREAD"]);
+            if rng.chance(40) {
+                a.push("COUNT".into());
+                a.push(rng.int(0, 3));
+            }
+            a.push("STREAMS".into());
+            let two = rng.chance(30);
+            a.push(k);
+            if two {
+                a.push(rng.pick(STREAM_KEYS).into());
+            }
+            a.push(stream_bound(rng, base).replace('(', ""));
+            if two {
+                a.push(rng.pick(&["$", "0", "3"]).into());
+            }
+            a
+        }
+        28..=29 => {
+            let mut a = vec!["XACK".to_string(), k, g];
+            for _ in 0..1 + rng.below(3) {
+                a.push(stream_id(rng, base));
+            }
+            a
+        }
+        30 => vec!["XPENDING".into(), k, g],
+        31 => {
+            let mut a = vec!["XCLAIM".to_string(), k, g, c, "0".into()];
+            for _ in 0..1 + rng.below(3) {
+                a.push(format!(
+                    "{}-{}",
+                    base.saturating_sub(rng.below(60) as u64),
+                    rng.below(3)
+                ));
+            }
+            a.push("JUSTID".into());
+            if rng.chance(30) {
+                a.push("FORCE".into());
+            }
+            if rng.chance(20) {
+                a.push("LASTID".into());
+                a.push(format!("{}-0", base.saturating_sub(rng.below(60) as u64)));
+            }
+            a
+        }
+        32 => {
+            let mut a = vec![
+                "XAUTOCLAIM".to_string(),
+                k,
+                g,
+                c,
+                "0".into(),
+                stream_bound(rng, base),
+            ];
+            if rng.chance(50) {
+                a.push("COUNT".into());
+                a.push(rng.int(0, 4));
+            }
+            a.push("JUSTID".into());
+            a
+        }
+        33 => vec!["XINFO".into(), "GROUPS".into(), k],
+        34 => {
+            let id = format!("{}-{}", base + rng.below(10) as u64, rng.below(3));
+            let mut a = vec!["XSETID".to_string(), k, id];
+            if rng.chance(30) {
+                a.push("ENTRIESADDED".into());
+                a.push(rng.int(0, 30));
+            }
+            if rng.chance(30) {
+                a.push("MAXDELETEDID".into());
+                a.push(format!("{}-0", base.saturating_sub(rng.below(60) as u64)));
+            }
+            a
+        }
+        35 => vec![
+            "CONFIG".into(),
+            "SET".into(),
+            "stream-node-max-entries".into(),
+            rng.pick(&["2", "3", "5", "100"]).into(),
+        ],
+        36 => vec![
+            "CONFIG".into(),
+            "SET".into(),
+            "stream-node-max-bytes".into(),
+            rng.pick(&["0", "60", "200", "4096"]).into(),
+        ],
+        37 => vec!["DEBUG".into(), "DIGEST-VALUE".into(), k],
+        38 => vec![
+            "COPY".into(),
+            k,
+            rng.pick(STREAM_KEYS).into(),
+            "REPLACE".into(),
+        ],
+        _ => match rng.below(4) {
+            0 => vec!["DEL".into(), k],
+            1 => vec!["SET".into(), "xs".into(), "v".into()],
+            2 => vec!["TYPE".into(), k],
+            _ => vec!["OBJECT".into(), "ENCODING".into(), k],
+        },
+    }
+}
+
+/// The stream fuzz: `DIFF_FUZZ_SEED` and `DIFF_FUZZ_STREAM_STEPS`
+/// (default 3000 commands), alternating RESP2 (A) and RESP3 (B).
+#[test]
+fn diff_fuzz_streams() {
+    let Some(real) = RealRedis::start() else {
+        return;
+    };
+    let lite = Server::start();
+    let seed = env_num("DIFF_FUZZ_SEED", DEFAULT_SEED);
+    let steps = env_num("DIFF_FUZZ_STREAM_STEPS", DEFAULT_STEPS as u64) as usize;
+    let verbose = std::env::var("DIFF_FUZZ_VERBOSE").is_ok_and(|v| v == "1");
+    let mut rng = Rng::new(seed ^ 0x5354_5245_414D);
+    let (mut rc, mut lc) = connect_pair(&real, &lite);
+    let mut history: VecDeque<String> = VecDeque::new();
+    for step in 0..steps {
+        let conn = if rng.chance(25) { 1 } else { 0 };
+        let args = gen_stream(&mut rng, step as u64 / 3);
+        let ours = rc[conn]
+            .cmd(&args)
+            .unwrap_or_else(|e| panic!("redis-server: {} -> {e}", describe(&args)));
+        let theirs = match lc[conn].cmd(&args) {
+            Ok(r) => r,
+            Err(e) => format!("<{e}>").into_bytes(),
+        };
+        let line = format!(
+            "{}> {}  ->  {}",
+            ["A", "B"][conn],
+            describe(&args),
+            short(&ours)
+        );
+        if verbose {
+            eprintln!("{step}: {line}");
+        }
+        if history.len() == HISTORY {
+            history.pop_front();
+        }
+        history.push_back(line);
+        assert!(
+            ours == theirs,
+            "diff_fuzz_streams mismatch: DIFF_FUZZ_SEED={seed} step {step}\n\
+             last commands (conn> command -> redis-server reply):\n  {}\n\
+             redis-server: {}\nredis-lite:   {}",
+            history.iter().cloned().collect::<Vec<_>>().join("\n  "),
+            short(&ours),
+            short(&theirs),
+        );
+    }
+    // Leave the node limits as they were for any later user of the servers.
+    for c in [&mut rc[0], &mut lc[0]] {
+        c.must(&["CONFIG", "SET", "stream-node-max-entries", "100"]);
+        c.must(&["CONFIG", "SET", "stream-node-max-bytes", "4096"]);
+    }
+    eprintln!("diff_fuzz_streams: seed {seed}, {steps} commands, no mismatch");
+}

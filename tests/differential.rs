@@ -22,6 +22,7 @@
 //! |----------------------|--------|
 //! | `#!resp3`            | send `HELLO 3` now on this file's connections (reply not compared; it holds the client id) |
 //! | `#!mask-integers`    | next command: every integer reply (`:N`, at any depth) compares as `:<int>` |
+//! | `#!mask-ids`         | next command: every bulk string that is a time-based stream ID (`<ms>-<seq>`, ms of 13+ digits, as XADD `*` makes) compares as `$<id>` |
 //! | `#!sort`             | next command: the array/set/map reply compares as a multiset (top level) |
 //! | `#!sort-deep`        | next command: like `#!sort`, at every nesting level |
 //! | `#!replies N`        | next command: read N replies instead of one (SUBSCRIBE a b c) |
@@ -64,6 +65,7 @@ const REPORT_MAX: usize = 600;
 #[derive(Debug, Default, Clone, Copy)]
 struct Opts {
     mask_integers: bool,
+    mask_ids: bool,
     sort: bool,
     sort_deep: bool,
     replies: usize,
@@ -241,6 +243,7 @@ fn parse_case_file(text: &[u8]) -> Result<Vec<Step>, Vec<String>> {
             match name {
                 "resp3" => steps.push(Step::Resp3),
                 "mask-integers" => opts.mask_integers = true,
+                "mask-ids" => opts.mask_ids = true,
                 "sort" => opts.sort = true,
                 "sort-deep" => opts.sort_deep = true,
                 "replies" => match arg.trim().parse() {
@@ -301,6 +304,9 @@ fn normalise(reply: &[u8], opts: &Opts, depth: usize) -> Vec<u8> {
     if opts.mask_integers && reply.first() == Some(&b':') {
         return b":<int>\r\n".to_vec();
     }
+    if opts.mask_ids && is_time_stream_id_bulk(reply) {
+        return b"$<id>\r\n".to_vec();
+    }
     let Some((header, elems)) = split_aggregate(reply) else {
         return reply.to_vec();
     };
@@ -322,6 +328,26 @@ fn normalise(reply: &[u8], opts: &Opts, depth: usize) -> Vec<u8> {
         out.extend(e);
     }
     out
+}
+
+/// `$N\r\n<ms>-<seq>\r\n` where `<ms>` has 13 digits or more: an ID that
+/// XADD `*` generated from the clock (explicit test IDs are small).
+fn is_time_stream_id_bulk(reply: &[u8]) -> bool {
+    let Some(rest) = reply.strip_prefix(b"$") else {
+        return false;
+    };
+    let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
+        return false;
+    };
+    let body = rest[nl + 1..].strip_suffix(b"\r\n").unwrap_or(&[]);
+    let Some(dash) = body.iter().position(|&b| b == b'-') else {
+        return false;
+    };
+    let (ms, seq) = (&body[..dash], &body[dash + 1..]);
+    ms.len() >= 13
+        && !seq.is_empty()
+        && ms.iter().all(u8::is_ascii_digit)
+        && seq.iter().all(u8::is_ascii_digit)
 }
 
 // ---------------------------------------------------------------------------
@@ -752,6 +778,14 @@ fn splitargs_matches_redis_cli() {
         b"*1\r\n$4\r\nPING\r\n"
     );
     assert_eq!(unescape_raw(r"a{{\x00b*3}}c").unwrap(), b"a\0b\0b\0bc");
+}
+
+#[test]
+fn mask_ids_takes_only_clock_ids() {
+    assert!(is_time_stream_id_bulk(b"$15\r\n1700000000000-0\r\n"));
+    assert!(!is_time_stream_id_bulk(b"$3\r\n1-0\r\n"));
+    assert!(!is_time_stream_id_bulk(b"$14\r\n1700000000000-\r\n"));
+    assert!(!is_time_stream_id_bulk(b":1700000000000\r\n"));
 }
 
 #[test]

@@ -339,6 +339,37 @@ ZRANK noz a
 ZREVRANK noz a
 ZRANDMEMBER noz
 ZSCAN noz 0
+# ---- streams (t_stream.c)
+XADD st 1-0 f v
+XADD st 2-0 f v
+XADD st MAXLEN 1 3-0 f v
+XADD nost NOMKSTREAM 1-0 f v
+XTRIM st MAXLEN 0
+XTRIM st MAXLEN 0
+XADD st 4-0 f v
+XADD st 5-0 f v
+XDEL st 4-0
+XDEL st 9-0
+XGROUP CREATE st g 0
+XGROUP CREATE st2 g $ MKSTREAM
+XGROUP SETID st g 0
+XGROUP CREATECONSUMER st g c1
+XGROUP CREATECONSUMER st g c1
+XREADGROUP GROUP g c2 STREAMS st >
+XACK st g 5-0
+XCLAIM st g c3 0 5-0 FORCE
+XAUTOCLAIM st g c4 0 0
+XGROUP DELCONSUMER st g c1
+XGROUP DESTROY st g
+XSETID st 10-0
+!block XREAD BLOCK 0 STREAMS st $
+XADD st 11-0 f v
+!served
+XGROUP CREATE st g2 $
+!block XREADGROUP GROUP g2 c9 BLOCK 0 STREAMS st >
+XADD st 12-0 f v
+!served
+DEL st st2
 # ---- SORT (sort.c) and MULTI/EXEC
 RPUSH sl 3 1 2
 SORT sl STORE sd
@@ -565,7 +596,7 @@ fn keyspace_events_match_redis() {
     let steps = parse_script(SCRIPT);
     let mut failures = Vec::new();
     for flags in [
-        "KEA", "KEAmn", "Kl", "Ex", "E$gm", "Kshz", "Kn", "KEd", "KEe",
+        "KEA", "KEAmn", "Kl", "Ex", "E$gm", "Kshz", "Kn", "KEd", "KEe", "Kt", "Egt",
     ] {
         let want = run(&real, flags, &steps);
         let got = run(&lite, flags, &steps);

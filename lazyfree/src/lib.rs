@@ -35,6 +35,7 @@ pub const BIO_LAZY_FREE_THREAD_NAME: &str = "bio_lazy_free";
 /// lazyfreeGetFreeEffort: how many allocations freeing `obj` will touch.
 /// - a quicklist list: its number of nodes (each node is one listpack);
 /// - a hashtable set or hash, a skiplist zset: its number of elements;
+/// - a stream: its rax nodes, plus groups x (1 + the first group's PEL);
 /// - anything else (strings, listpack/intset encodings): 1, a single block.
 pub fn lazyfree_get_free_effort(obj: &RObj) -> usize {
     match &obj.value {
@@ -50,6 +51,18 @@ pub fn lazyfree_get_free_effort(obj: &RObj) -> usize {
         // A hashtable frees each field and value; a listpack is one block.
         Value::Hash(storage::t_hash::HashValue::Hashtable(d)) => d.len(),
         Value::Hash(storage::t_hash::HashValue::Listpack(_)) => 1,
+        // A stream: one allocation per rax node (each node of the stream
+        // tree holds one listpack), plus each group and its PEL, the first
+        // group's PEL size standing for every group's (constant time).
+        Value::Stream(s) => {
+            let mut effort = s.rax.numnodes() as usize;
+            if let Some(mut groups) = s.groups() {
+                if let Some((_, cg)) = groups.next() {
+                    effort += s.num_groups() as usize * (1 + cg.pel.len() as usize);
+                }
+            }
+            effort
+        }
     }
 }
 

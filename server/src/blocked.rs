@@ -26,6 +26,8 @@ use crate::server::{self, Server};
 pub enum BlockType {
     List,
     ZSet,
+    /// XREAD / XREADGROUP: served by t_stream.rs, not by re-running.
+    Stream,
 }
 
 /// What a parked client waits for (c->bstate).
@@ -36,6 +38,8 @@ pub struct BlockState {
     pub keys: Vec<Bytes>,
     /// Absolute unix time in ms; 0 waits forever.
     pub timeout: i64,
+    /// XREAD/XREADGROUP: the ID each key must pass, COUNT, the group.
+    pub stream: Option<Box<crate::t_stream::StreamBlock>>,
 }
 
 /// getTimeoutFromObjectOrReply (seconds, fractions allowed): the absolute
@@ -95,9 +99,31 @@ pub fn block_for_keys(
         db: c.db,
         keys: unique,
         timeout,
+        stream: None,
     });
     c.flags |= CLIENT_BLOCKED;
     srv.blocked_tokens.push(c.token);
+}
+
+/// blockForKeys for XREAD/XREADGROUP (BLOCKED_STREAM): as above, and each
+/// key remembers the ID of its first mention on the command line.
+pub fn block_for_stream_keys(
+    srv: &mut Server,
+    c: &mut Client,
+    keys: &[Bytes],
+    timeout: i64,
+    mut block: crate::t_stream::StreamBlock,
+) {
+    block_for_keys(srv, c, BlockType::Stream, keys, timeout);
+    if let Some(bs) = c.bstate.as_mut() {
+        block.ids = bs
+            .keys
+            .iter()
+            .filter_map(|k| keys.iter().position(|x| x == k))
+            .map(|i| block.ids[i])
+            .collect();
+        bs.stream = Some(Box::new(block));
+    }
 }
 
 /// unblockClient: forget everything the client waited for.
@@ -127,6 +153,45 @@ pub fn signal_key_as_ready(srv: &mut Server, dbid: usize, key: &[u8]) {
     let entry = (dbid, Bytes::copy_from_slice(key));
     if srv.blocking_keys.contains_key(&entry) && !srv.ready_keys.contains(&entry) {
         srv.ready_keys.push_back(entry);
+    }
+}
+
+/// A value left the keyspace (deleted, overwritten, moved): XREADGROUP
+/// readers blocked on a stream key must learn it (signalDeletedKeyAsReady,
+/// the `val->type == OBJ_STREAM` checks of db.c).
+pub fn signal_deleted_key_as_ready(srv: &mut Server, dbid: usize, key: &[u8], val: &Value) {
+    if matches!(val, Value::Stream(_)) {
+        signal_key_as_ready(srv, dbid, key);
+    }
+}
+
+/// scanDatabaseForDeletedStreams: `dbid` is about to be flushed or to get
+/// `replaced_with`'s contents; each waited-for key that holds a stream now
+/// and will not afterwards is signalled, so its XREADGROUP readers get
+/// their error.
+pub fn scan_database_for_deleted_streams(
+    srv: &mut Server,
+    dbid: usize,
+    replaced_with: Option<usize>,
+) {
+    let is_stream = |srv: &Server, db: usize, key: &[u8]| {
+        matches!(
+            srv.dbs[db].dict.get(key).map(|o| &o.value),
+            Some(Value::Stream(_))
+        )
+    };
+    let waited: Vec<Bytes> = srv
+        .blocking_keys
+        .keys()
+        .filter(|(db, _)| *db == dbid)
+        .map(|(_, key)| key.clone())
+        .collect();
+    for key in waited {
+        let was = is_stream(srv, dbid, &key);
+        let will = replaced_with.is_some_and(|r| is_stream(srv, r, &key));
+        if was && !will {
+            signal_key_as_ready(srv, dbid, &key);
+        }
     }
 }
 
@@ -188,6 +253,8 @@ pub fn handle_clients_blocked_on_keys(srv: &mut Server) {
             resume_client(srv, &mut bc);
             crate::ae::put_back_client(srv, bc);
         }
+        // Stream readers are answered from the key directly.
+        crate::t_stream::serve_clients_blocked_on_stream_key(srv, dbid, &key);
     }
     srv.handling_blocked_clients = false;
 }

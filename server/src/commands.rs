@@ -502,6 +502,46 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         R,
         KEY1,
     ),
+    // ---- streams (t_stream.c); XREAD/XREADGROUP find keys after STREAMS ----
+    cmd("xadd", crate::t_stream::xadd_command, -5, W | M | F, KEY1),
+    cmd("xrange", crate::t_stream::xrange_command, -4, R, KEY1),
+    cmd("xrevrange", crate::t_stream::xrevrange_command, -4, R, KEY1),
+    cmd("xlen", crate::t_stream::xlen_command, 2, R | F, KEY1),
+    cmd("xdel", crate::t_stream::xdel_command, -3, W | F, KEY1),
+    cmd("xtrim", crate::t_stream::xtrim_command, -4, W, KEY1),
+    cmd(
+        "xread",
+        crate::t_stream::xread_command,
+        -4,
+        R | CMD_BLOCKING | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
+    cmd(
+        "xreadgroup",
+        crate::t_stream::xreadgroup_command,
+        -7,
+        W | CMD_BLOCKING | CMD_MOVABLE_KEYS,
+        NOKEYS,
+    ),
+    container("xgroup", server::container_command, -2, XGROUP_SUBCOMMANDS),
+    cmd("xack", crate::t_stream::xack_command, -4, W | F, KEY1),
+    cmd("xpending", crate::t_stream::xpending_command, -3, R, KEY1),
+    cmd("xclaim", crate::t_stream::xclaim_command, -6, W | F, KEY1),
+    cmd(
+        "xautoclaim",
+        crate::t_stream::xautoclaim_command,
+        -6,
+        W | F,
+        KEY1,
+    ),
+    container("xinfo", server::container_command, -2, XINFO_SUBCOMMANDS),
+    cmd(
+        "xsetid",
+        crate::t_stream::xsetid_command,
+        -3,
+        W | M | F,
+        KEY1,
+    ),
     // ---- transactions (multi.c) ----
     cmd(
         "multi",
@@ -1085,6 +1125,42 @@ static OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
     cmd("idletime", object::object_idletime_command, 3, R, (2, 2, 1)),
     cmd("freq", object::object_freq_command, 3, R, (2, 2, 1)),
     cmd("help", object::object_help_command, 2, LD | ST, NOKEYS),
+];
+
+/// XGROUP's subcommands all run xgroupCommand, as in Redis.
+static XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
+    cmd(
+        "create",
+        crate::t_stream::xgroup_command,
+        -5,
+        W | M,
+        (2, 2, 1),
+    ),
+    cmd("setid", crate::t_stream::xgroup_command, -5, W, (2, 2, 1)),
+    cmd("destroy", crate::t_stream::xgroup_command, 4, W, (2, 2, 1)),
+    cmd(
+        "createconsumer",
+        crate::t_stream::xgroup_command,
+        5,
+        W | M,
+        (2, 2, 1),
+    ),
+    cmd(
+        "delconsumer",
+        crate::t_stream::xgroup_command,
+        5,
+        W,
+        (2, 2, 1),
+    ),
+    cmd("help", crate::t_stream::xgroup_command, 2, LD | ST, NOKEYS),
+];
+
+/// XINFO's subcommands all run xinfoCommand.
+static XINFO_SUBCOMMANDS: &[CommandSpec] = &[
+    cmd("consumers", crate::t_stream::xinfo_command, 4, R, (2, 2, 1)),
+    cmd("groups", crate::t_stream::xinfo_command, 3, R, (2, 2, 1)),
+    cmd("stream", crate::t_stream::xinfo_command, -3, R, (2, 2, 1)),
+    cmd("help", crate::t_stream::xinfo_command, 2, LD | ST, NOKEYS),
 ];
 
 static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[

@@ -119,6 +119,9 @@ pub fn set_key(srv: &mut Server, dbid: usize, key: &[u8], mut val: RObj, keep_tt
         }
     }
     let old = srv.dbs[dbid].set_value(key, val, keep_ttl);
+    if let Some(old) = &old {
+        crate::blocked::signal_deleted_key_as_ready(srv, dbid, key, &old.value);
+    }
     if old.is_none() {
         // setKey -> dbAdd: the key is new.
         notify_keyspace_event(srv, NOTIFY_NEW, "new", key, dbid);
@@ -156,6 +159,7 @@ pub fn db_add(srv: &mut Server, dbid: usize, key: &[u8], val: RObj) {
 pub fn db_sync_delete(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
     match srv.dbs[dbid].delete(key) {
         Some(val) => {
+            crate::blocked::signal_deleted_key_as_ready(srv, dbid, key, &val.value);
             drop(val);
             true
         }
@@ -246,6 +250,7 @@ pub fn db_generic_delete(srv: &mut Server, dbid: usize, key: &[u8], lazy: bool) 
     let Some(val) = srv.dbs[dbid].delete(key) else {
         return false;
     };
+    crate::blocked::signal_deleted_key_as_ready(srv, dbid, key, &val.value);
     // UNLINK (lazy): a value whose free effort is over LAZYFREE_THRESHOLD
     // goes to `bio_lazy_free` (lazyfree.c freeObjAsync); anything cheaper,
     // and everything for DEL, is freed right here: for a 1M-member set that
@@ -578,6 +583,7 @@ fn rename_generic_command(srv: &mut Server, c: &mut Client, nx: bool) {
     let Some(val) = srv.dbs[dbid].delete(&src) else {
         return;
     };
+    crate::blocked::signal_deleted_key_as_ready(srv, dbid, &src, &val.value);
     db_add(srv, dbid, &dst, val);
     if let Some(when) = expire {
         srv.dbs[dbid].set_expire(&dst, when);
@@ -661,6 +667,7 @@ pub fn dup_object(o: &RObj, lru: u32) -> RObj {
         storage::object::Value::Hash(h) => {
             storage::object::Value::Hash(storage::t_hash::hash_type_dup(h))
         }
+        storage::object::Value::Stream(s) => crate::t_stream::stream_dup(s),
     };
     RObj::new(value, lru)
 }
@@ -689,6 +696,7 @@ pub fn move_command(srv: &mut Server, c: &mut Client) {
     let Some(val) = srv.dbs[srcid].delete(&key) else {
         return c.add_reply_integer(0);
     };
+    crate::blocked::signal_deleted_key_as_ready(srv, srcid, &key, &val.value);
     db_add(srv, dstid, &key, val);
     if let Some(when) = expire {
         srv.dbs[dstid].set_expire(&key, when);
@@ -735,6 +743,9 @@ pub fn swapdb_command(srv: &mut Server, c: &mut Client) {
         // WATCHers of keys in either db see them change.
         crate::multi::touch_all_watched_keys_in_db(srv, a, Some(b));
         crate::multi::touch_all_watched_keys_in_db(srv, b, Some(a));
+        // XREADGROUP readers of a stream that goes away get their error.
+        crate::blocked::scan_database_for_deleted_streams(srv, a, Some(b));
+        crate::blocked::scan_database_for_deleted_streams(srv, b, Some(a));
         let (lo, hi) = (a.min(b), a.max(b));
         let (left, right) = srv.dbs.split_at_mut(hi);
         let (x, y) = (&mut left[lo], &mut right[0]);
@@ -767,6 +778,7 @@ fn get_flush_command_flags(srv: &Server, c: &Client) -> Option<bool> {
 fn empty_db(srv: &mut Server, dbid: usize, lazy: bool) -> usize {
     // signalFlushedDb: WATCHers of keys in this db see them change.
     crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
+    crate::blocked::scan_database_for_deleted_streams(srv, dbid, None);
     let removed = srv.dbs[dbid].size();
     if lazy {
         let (dict, expires) = srv.dbs[dbid].take_tables();

@@ -336,6 +336,7 @@ pub fn xor_object_digest(digest: &mut [u8; 20], o: &RObj, has_expire: bool) {
         Value::List(ql) => crate::t_list::list_digest(digest, ql),
         Value::ZSet(z) => crate::t_zset::zset_digest(digest, z),
         Value::Hash(h) => crate::t_hash::hash_digest(digest, h),
+        Value::Stream(s) => crate::t_stream::stream_digest(digest, s),
     }
     if has_expire {
         xor_digest(digest, b"!!expire!!");
@@ -440,6 +441,7 @@ pub fn rdb_saved_object_len(o: &RObj) -> usize {
                     .map(|(f, v)| rdb_raw_string_len(f) + rdb_raw_string_len(v))
                     .sum::<usize>()
         }
+        Value::Stream(s) => crate::t_stream::stream_rdb_len(s, rdb_raw_string_len, rdb_len_len),
     }
 }
 

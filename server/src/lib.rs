@@ -36,6 +36,7 @@ pub mod sort;
 pub mod t_hash;
 pub mod t_list;
 pub mod t_set;
+pub mod t_stream;
 pub mod t_string;
 pub mod t_zset;
 

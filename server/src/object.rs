@@ -135,6 +135,7 @@ pub fn object_compute_size(o: &RObj, _samples: i64) -> usize {
         Value::List(ql) => crate::t_list::list_object_compute_size(ql, _samples),
         Value::ZSet(z) => crate::t_zset::zset_compute_size(z, _samples),
         Value::Hash(h) => crate::t_hash::hash_object_compute_size(h, _samples),
+        Value::Stream(s) => crate::t_stream::stream_object_compute_size(s, _samples),
     }
 }
 

@@ -317,6 +317,30 @@ impl Listpack {
         self.buf.capacity()
     }
 
+    /// lpNew(capacity): an empty listpack allocated with room for
+    /// `capacity` bytes (streams pre-allocate their nodes).
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut buf = Vec::with_capacity(capacity.max(LP_HDR_SIZE + 1));
+        buf.resize(LP_HDR_SIZE + 1, 0);
+        let mut lp = Listpack { buf };
+        lp.buf[LP_HDR_SIZE] = LP_EOF;
+        lp.set_total_bytes();
+        lp
+    }
+
+    /// lp_realloc as lpInsert does it: make the allocation exactly `total`
+    /// bytes when it is smaller (never grows by doubling).
+    pub fn reserve_exact_total(&mut self, total: usize) {
+        if total > self.buf.capacity() {
+            self.buf.reserve_exact(total - self.buf.len());
+        }
+    }
+
+    /// lpShrinkToFit: give back what the allocation holds beyond the bytes.
+    pub fn shrink_to_fit(&mut self) {
+        self.buf.shrink_to_fit();
+    }
+
     // ----------------------------------------------------- entry geometry
 
     /// The size of `encoding + data` of the entry at `p`
@@ -708,6 +732,43 @@ impl<'a> Iterator for LpIter<'a> {
     }
 }
 
+/// The size of the entry `v` would get (encoding + data + backlen), as
+/// lpInsert computes it before it reallocates.
+pub fn entry_len(v: &[u8]) -> usize {
+    match string2ll(v) {
+        Some(i) => int_entry_len(i),
+        None => {
+            let hdr = if v.len() < 64 {
+                1
+            } else if v.len() < 4096 {
+                2
+            } else {
+                5
+            };
+            let enc = hdr + v.len();
+            enc + backlen_size(enc)
+        }
+    }
+}
+
+/// The size of an integer entry (lpEncodeIntegerGetType + backlen).
+pub fn int_entry_len(v: i64) -> usize {
+    let enc = if (0..=127).contains(&v) {
+        1
+    } else if (-4096..=4095).contains(&v) {
+        2
+    } else if (-32768..=32767).contains(&v) {
+        3
+    } else if (-8388608..=8388607).contains(&v) {
+        4
+    } else if (i32::MIN as i64..=i32::MAX as i64).contains(&v) {
+        5
+    } else {
+        9
+    };
+    enc + backlen_size(enc)
+}
+
 /// lpSafeToAdd: would adding `add` bytes keep the listpack under
 /// LISTPACK_MAX_SAFETY_SIZE?
 pub fn lp_safe_to_add(lp: Option<&Listpack>, add: usize) -> bool {
@@ -1009,6 +1070,39 @@ mod tests {
         assert_eq!(keys.len(), 7);
         assert_eq!(lp_random_pairs_unique(&lp, 70).len(), 10);
         assert!(lp_random_pair(&lp, 10).is_some());
+    }
+
+    #[test]
+    fn listpack_entry_len_predicts_append() {
+        let mut lp = Listpack::new();
+        for v in [
+            &b"0"[..],
+            b"127",
+            b"128",
+            b"-4096",
+            b"70000",
+            b"9223372036854775807",
+            b"x",
+            &[b'a'; 63],
+            &[b'a'; 64],
+            &[b'a'; 4095],
+            &[b'a'; 4096],
+        ] {
+            let before = lp.bytes();
+            lp.append(v);
+            assert_eq!(lp.bytes() - before, entry_len(v));
+        }
+        let before = lp.bytes();
+        lp.append_int(-9);
+        assert_eq!(lp.bytes() - before, int_entry_len(-9));
+        let mut lp = Listpack::with_capacity(4096);
+        assert_eq!(lp.capacity(), 4096);
+        lp.append(b"a");
+        assert_eq!(lp.capacity(), 4096);
+        lp.shrink_to_fit();
+        assert_eq!(lp.capacity(), lp.bytes());
+        lp.reserve_exact_total(100);
+        assert_eq!(lp.capacity(), 100);
     }
 
     #[test]

@@ -45,6 +45,8 @@ pub enum Value {
     Hash(crate::t_hash::HashValue),
     /// Every list is a quicklist in Redis 7.0.
     List(Box<crate::quicklist::Quicklist>),
+    /// A stream: its one encoding is the radix tree of listpacks.
+    Stream(Box<crate::t_stream::Stream>),
 }
 
 /// `robj`: a value plus Redis's per-object clock field.
@@ -69,6 +71,7 @@ impl RObj {
             Value::Set(_) => "set",
             Value::Hash(_) => "hash",
             Value::List(_) => "list",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -82,6 +85,7 @@ impl RObj {
             Value::Set(s) => crate::t_set::set_type_encoding_name(s),
             Value::Hash(h) => h.encoding_name(),
             Value::List(_) => "quicklist",
+            Value::Stream(_) => "stream",
         }
     }
 
