@@ -10,6 +10,7 @@ pub mod commands_meta;
 pub mod config;
 pub mod db;
 pub mod debug;
+pub mod dump;
 pub mod eval;
 pub mod evict;
 pub mod expire;
@@ -26,6 +27,7 @@ pub mod networking;
 pub mod notify;
 pub mod object;
 pub mod pubsub;
+pub mod rdb;
 pub mod script;
 pub mod script_lua;
 pub mod server;
@@ -93,6 +95,8 @@ pub fn run(args: &[String]) -> i32 {
         return 1;
     }
     server_log(LogLevel::Notice, "Server initialized");
+    rdb::setup_signal_handlers();
+    rdb::load_data_from_disk(&mut srv);
     server_log(LogLevel::Notice, "Ready to accept connections tcp");
     ae::ae_main(&mut srv);
     0

@@ -18,6 +18,13 @@ pub enum LogLevel {
 }
 
 static VERBOSITY: AtomicU8 = AtomicU8::new(LogLevel::Notice as u8);
+/// The role letter after the pid: `M` master, `C` a forked child (BGSAVE).
+static ROLE: AtomicU8 = AtomicU8::new(b'M');
+
+/// Set the role letter of every later line (a BGSAVE child logs as `C`).
+pub fn set_role(role: char) {
+    ROLE.store(role as u8, Ordering::Relaxed);
+}
 static LOGFILE: Mutex<Option<std::fs::File>> = Mutex::new(None);
 
 pub fn set_verbosity(level: LogLevel) {
@@ -50,7 +57,8 @@ pub fn server_log(level: LogLevel, msg: &str) {
         LogLevel::Notice => '*',
         LogLevel::Warning => '#',
     };
-    let line = format!("{}:M {} {} {}\n", std::process::id(), timestamp(), c, msg);
+    let role = ROLE.load(Ordering::Relaxed) as char;
+    let line = format!("{}:{role} {} {} {}\n", std::process::id(), timestamp(), c, msg);
     let mut f = LOGFILE.lock().unwrap_or_else(|e| e.into_inner());
     match f.as_mut() {
         Some(file) => {

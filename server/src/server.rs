@@ -254,6 +254,8 @@ pub struct Server {
     /// Was the server over maxmemory when the current command started?
     /// Scripts check it on their first deny-oom command (script.rs).
     pub pre_command_oom_state: bool,
+    /// SAVE / BGSAVE state and statistics (rdb.rs).
+    pub rdb: crate::rdb::RdbState,
 }
 
 /// Wall-clock unix time in milliseconds.
@@ -346,6 +348,7 @@ impl Server {
             pending_self_push: Vec::new(),
             evict: Default::default(),
             pre_command_oom_state: false,
+            rdb: Default::default(),
         })
     }
 
@@ -481,6 +484,17 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         // Remember it for scripts: by their first write the Lua stack and
         // arguments may have pushed memory over the limit.
         srv.pre_command_oom_state = out_of_memory;
+    }
+
+    // stop-writes-on-bgsave-error (rdb.rs): while snapshots fail, writes
+    // (and PING, so monitoring notices) get MISCONF: the client learns at
+    // once that its data is not being persisted.
+    if crate::rdb::write_commands_denied_by_disk_error(srv)
+        && (get_command_flags(srv, c, id) & CMD_WRITE != 0
+            || srv.commands.get(id).fullname == "ping")
+    {
+        reject_command(srv, c, Some(id), crate::rdb::MISCONF_ERR.as_bytes());
+        return;
     }
 
     // RESP2 subscribed mode: the connection only carries pub/sub traffic,
@@ -788,9 +802,20 @@ pub fn server_cron(srv: &mut Server) {
 
     clients_cron(srv);
     databases_cron(srv);
+    // Reap a BGSAVE child, or start one when a save point is due.
+    crate::rdb::rdb_cron(srv);
 
+    // SIGTERM / SIGINT (rdb.rs installs the handler): shut down as
+    // SHUTDOWN would, saving when save points are set.
+    if crate::rdb::shutdown_signal_received() {
+        srv.shutdown_asap = true;
+    }
     if srv.shutdown_asap {
-        crate::ae::prepare_for_shutdown_and_exit(srv);
+        if crate::rdb::rdb_prepare_for_shutdown(srv, false, false, false).is_ok() {
+            crate::ae::prepare_for_shutdown_and_exit(srv);
+        }
+        server_log(LogLevel::Warning, "SIGTERM received but errors trying to shut down the server, check the logs for more information");
+        srv.shutdown_asap = false;
     }
     srv.cronloops += 1;
 }
@@ -959,7 +984,11 @@ pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
         return;
     }
     server_log(LogLevel::Warning, "User requested shutdown...");
-    // No persistence yet: nothing to save, so shutting down cannot fail.
+    let has = |w: &[u8]| c.argv[1..].iter().any(|a| a.eq_ignore_ascii_case(w));
+    let (save, force) = (has(b"save"), has(b"force"));
+    if crate::rdb::rdb_prepare_for_shutdown(srv, save, nosave, force).is_err() {
+        return c.add_reply_error("ERR Errors trying to SHUTDOWN. Check logs.");
+    }
     c.flags |= CLIENT_CLOSE_AFTER_REPLY;
     crate::ae::prepare_for_shutdown_and_exit(srv);
 }
