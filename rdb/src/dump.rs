@@ -50,15 +50,16 @@ pub fn verify_dump_payload(p: &[u8], skip_checksum: bool) -> Option<u16> {
     (crc64(&p[..p.len() - 8]) == stored).then_some(ver)
 }
 
-/// RESTORE's load: the type byte and the value (the footer is not read).
-/// Ok(None) for an empty collection; any error is "Bad data format".
+/// RESTORE's load: the type byte and the value. Like Redis's rio over the
+/// whole argument, a (corrupt) value may run into the footer bytes: only
+/// the end of the buffer stops it. Ok(None) for an empty collection; any
+/// error is "Bad data format".
 pub fn load_dump_payload(
     p: &[u8],
     limits: LoadLimits,
     deep: bool,
 ) -> Result<Option<Value>, RdbError> {
-    let body = &p[..p.len().saturating_sub(10)];
-    let mut r = RdbReader::new(body, Some(body.len() as u64), false, limits);
+    let mut r = RdbReader::new(p, Some(p.len() as u64), false, limits);
     r.deep = deep;
     let t = r.load_type()?;
     if !crate::rdb_is_object_type(t) {

@@ -795,7 +795,7 @@ fn load_blob_object(
             Ok((!ql.is_empty()).then(|| Value::List(Box::new(ql))))
         }
         RDB_TYPE_SET_INTSET => {
-            let Some(is) = Intset::from_bytes(&blob) else {
+            let Some(is) = Intset::from_bytes(&blob, deep) else {
                 return corrupt("Intset integrity check failed.");
             };
             let mut set = SetValue::Intset(is);

@@ -702,8 +702,20 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
     cmd("info", info::info_command, -1, LD | ST, NOKEYS),
     cmd("time", server::time_command, 1, LD | ST | F, NOKEYS),
     cmd("lastsave", server::lastsave_command, 1, LD | ST | F, NOKEYS),
-    cmd("save", crate::rdb::save_command, 1, CMD_NO_ASYNC_LOADING | A | NS | CMD_NO_MULTI, NOKEYS),
-    cmd("bgsave", crate::rdb::bgsave_command, -1, CMD_NO_ASYNC_LOADING | A | NS, NOKEYS),
+    cmd(
+        "save",
+        crate::rdb::save_command,
+        1,
+        CMD_NO_ASYNC_LOADING | A | NS | CMD_NO_MULTI,
+        NOKEYS,
+    ),
+    cmd(
+        "bgsave",
+        crate::rdb::bgsave_command,
+        -1,
+        CMD_NO_ASYNC_LOADING | A | NS,
+        NOKEYS,
+    ),
     cmd(
         "shutdown",
         server::shutdown_command,
@@ -829,8 +841,20 @@ static PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
 /// FUNCTION DUMP and RESTORE are missing on purpose (no RDB format in
 /// redis-lite): they answer as unknown subcommands.
 static FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[
-    cmd("dump", crate::function::function_dump_command, 2, NS, NOKEYS),
-    cmd("restore", crate::function::function_restore_command, -3, W | M | NS, NOKEYS),
+    cmd(
+        "dump",
+        crate::function::function_dump_command,
+        2,
+        NS,
+        NOKEYS,
+    ),
+    cmd(
+        "restore",
+        crate::function::function_restore_command,
+        -3,
+        W | M | NS,
+        NOKEYS,
+    ),
     cmd(
         "load",
         crate::function::function_load_command,

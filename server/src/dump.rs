@@ -76,7 +76,9 @@ pub fn restore_command(srv: &mut Server, c: &mut Client) {
     if !replace && lookup_key_write(srv, c.db, &key).is_some() {
         return c.add_reply_error("BUSYKEY Target key name already exists.");
     }
-    let Some(mut ttl) = parse_ll(c, 2) else { return };
+    let Some(mut ttl) = parse_ll(c, 2) else {
+        return;
+    };
     if ttl < 0 {
         return c.add_reply_error("ERR Invalid TTL value, must be >= 0");
     }

@@ -514,7 +514,11 @@ pub fn function_restore_command(srv: &mut Server, c: &mut Client) {
     if c.argc() > 4 {
         return c.add_reply_subcommand_syntax_error();
     }
-    let policy = if c.argc() == 4 { c.arg(3).to_ascii_lowercase() } else { b"append".to_vec() };
+    let policy = if c.argc() == 4 {
+        c.arg(3).to_ascii_lowercase()
+    } else {
+        b"append".to_vec()
+    };
     if !matches!(&policy[..], b"append" | b"replace" | b"flush") {
         return c.add_reply_error(
             "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
@@ -651,6 +655,16 @@ const FUNCTION_HELP: &[&str] = &[
     "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
     "    * ASYNC: Asynchronously flush the libraries.",
     "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+    "      in case of functions name collision with another library).",
 ];
 
 // ---- FCALL / FCALL_RO ----

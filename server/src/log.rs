@@ -58,7 +58,13 @@ pub fn server_log(level: LogLevel, msg: &str) {
         LogLevel::Warning => '#',
     };
     let role = ROLE.load(Ordering::Relaxed) as char;
-    let line = format!("{}:{role} {} {} {}\n", std::process::id(), timestamp(), c, msg);
+    let line = format!(
+        "{}:{role} {} {} {}\n",
+        std::process::id(),
+        timestamp(),
+        c,
+        msg
+    );
     let mut f = LOGFILE.lock().unwrap_or_else(|e| e.into_inner());
     match f.as_mut() {
         Some(file) => {

@@ -240,7 +240,10 @@ fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Res
     let werr = |op: &str, e: &io::Error| {
         server_log(
             LogLevel::Warning,
-            &format!("Write error saving DB on disk({op}): {}", crate::config::strerror(e)),
+            &format!(
+                "Write error saving DB on disk({op}): {}",
+                crate::config::strerror(e)
+            ),
         );
         let _ = std::fs::remove_file(&tmpfile);
     };
@@ -344,7 +347,11 @@ impl ChildInfo {
             let final_info = info_type != CHILD_INFO_TYPE_CURRENT_INFO;
             if self.cow > 0 || final_info {
                 server_log(
-                    if final_info { LogLevel::Notice } else { LogLevel::Verbose },
+                    if final_info {
+                        LogLevel::Notice
+                    } else {
+                        LogLevel::Verbose
+                    },
                     &format!(
                         "Fork CoW for RDB: current {} MB, peak {} MB, average {} MB",
                         self.cow >> 20,
@@ -404,7 +411,10 @@ pub fn rdb_save_background(srv: &mut Server) -> Result<(), ()> {
         srv.rdb.lastbgsave_ok = false;
         server_log(
             LogLevel::Warning,
-            &format!("Can't save in background: fork: {}", crate::config::strerror(&e)),
+            &format!(
+                "Can't save in background: fork: {}",
+                crate::config::strerror(&e)
+            ),
         );
         return Err(());
     }
@@ -549,7 +559,10 @@ pub fn check_children_done(srv: &mut Server) {
 fn background_save_done_handler(srv: &mut Server, exitcode: i32, bysignal: i32) {
     let now = mstime() / 1000;
     if bysignal == 0 && exitcode == 0 {
-        server_log(LogLevel::Notice, "Background saving terminated with success");
+        server_log(
+            LogLevel::Notice,
+            "Background saving terminated with success",
+        );
         // Changes made while the child was writing still count.
         srv.dirty = srv.dirty.saturating_sub(srv.rdb.dirty_before_bgsave);
         srv.lastsave = now;
@@ -621,9 +634,14 @@ pub fn rdb_cron(srv: &mut Server) {
     // A failed BGSAVE is retried only after CONFIG_BGSAVE_RETRY_DELAY.
     let may_retry =
         now - srv.rdb.lastbgsave_try > CONFIG_BGSAVE_RETRY_DELAY || srv.rdb.lastbgsave_ok;
-    let due = srv.config.save_params.iter().copied().find(|&(secs, changes)| {
-        srv.dirty >= changes as u64 && now - srv.lastsave > secs && may_retry
-    });
+    let due = srv
+        .config
+        .save_params
+        .iter()
+        .copied()
+        .find(|&(secs, changes)| {
+            srv.dirty >= changes as u64 && now - srv.lastsave > secs && may_retry
+        });
     if let Some((secs, changes)) = due {
         server_log(
             LogLevel::Notice,
@@ -817,7 +835,10 @@ fn rdb_load_rio<R: io::Read>(
             }
         }
     }
-    let (loaded, expired) = (srv.rdb.last_load_keys_loaded, srv.rdb.last_load_keys_expired);
+    let (loaded, expired) = (
+        srv.rdb.last_load_keys_loaded,
+        srv.rdb.last_load_keys_expired,
+    );
     if empty_keys_skipped > 0 {
         server_log(
             LogLevel::Warning,
@@ -865,7 +886,10 @@ fn log_aux_field(_srv: &Server, key: &[u8], value: &[u8]) {
         | b"aof-preamble" | b"aof-base" => {}
         _ => server_log(
             LogLevel::Debug,
-            &format!("Unrecognized RDB AUX field: '{}'", String::from_utf8_lossy(key)),
+            &format!(
+                "Unrecognized RDB AUX field: '{}'",
+                String::from_utf8_lossy(key)
+            ),
         ),
     }
 }
@@ -952,19 +976,36 @@ pub fn bgsave_command(srv: &mut Server, c: &mut Client) {
 /// The persistence steps of prepareForShutdown/finishShutdown: stop a
 /// BGSAVE child, then save when save points exist (unless NOSAVE) or SAVE
 /// was given. Err when the final save failed and FORCE was not given.
-pub fn rdb_prepare_for_shutdown(srv: &mut Server, save: bool, nosave: bool, force: bool) -> Result<(), ()> {
+pub fn rdb_prepare_for_shutdown(
+    srv: &mut Server,
+    save: bool,
+    nosave: bool,
+    force: bool,
+) -> Result<(), ()> {
     if let Some(pid) = srv.rdb.child_pid {
-        server_log(LogLevel::Warning, "There is a child saving an .rdb. Killing it!");
+        server_log(
+            LogLevel::Warning,
+            "There is a child saving an .rdb. Killing it!",
+        );
         kill_rdb_child(srv);
         rdb_remove_temp_file(pid);
     }
     if (!srv.config.save_params.is_empty() && !nosave) || save {
-        server_log(LogLevel::Notice, "Saving the final RDB snapshot before exiting.");
+        server_log(
+            LogLevel::Notice,
+            "Saving the final RDB snapshot before exiting.",
+        );
         if rdb_save(srv).is_err() {
             if force {
-                server_log(LogLevel::Warning, "Error trying to save the DB. Exit anyway.");
+                server_log(
+                    LogLevel::Warning,
+                    "Error trying to save the DB. Exit anyway.",
+                );
             } else {
-                server_log(LogLevel::Warning, "Error trying to save the DB, can't exit.");
+                server_log(
+                    LogLevel::Warning,
+                    "Error trying to save the DB, can't exit.",
+                );
                 server_log(
                     LogLevel::Warning,
                     "Errors trying to shut down the server. Check the logs for more information.",
@@ -1043,8 +1084,14 @@ extern "C" fn sig_shutdown_handler(sig: libc::c_int) {
 pub fn setup_signal_handlers() {
     // SAFETY: installing a handler that only stores to an atomic.
     unsafe {
-        libc::signal(libc::SIGTERM, sig_shutdown_handler as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGINT, sig_shutdown_handler as *const () as libc::sighandler_t);
+        libc::signal(
+            libc::SIGTERM,
+            sig_shutdown_handler as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGINT,
+            sig_shutdown_handler as *const () as libc::sighandler_t,
+        );
     }
 }
 
@@ -1055,7 +1102,11 @@ pub fn shutdown_signal_received() -> bool {
     if sig == 0 {
         return false;
     }
-    let name = if sig == libc::SIGINT { "SIGINT" } else { "SIGTERM" };
+    let name = if sig == libc::SIGINT {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    };
     server_log(
         LogLevel::Warning,
         &format!("Received {name} scheduling shutdown..."),
