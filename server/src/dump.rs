@@ -84,7 +84,8 @@ pub fn restore_command(srv: &mut Server, c: &mut Client) {
     }
 
     // Verify the RDB version and the checksum, then decode it all.
-    if rdb::dump::verify_dump_payload(c.arg(3), false).is_none() {
+    let skip = srv.rdb.skip_checksum_validation;
+    if rdb::dump::verify_dump_payload(c.arg(3), skip).is_none() {
         return c.add_reply_error("ERR DUMP payload version or checksum are wrong");
     }
     let limits = crate::rdb::load_limits(srv);

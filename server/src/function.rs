@@ -524,7 +524,7 @@ pub fn function_restore_command(srv: &mut Server, c: &mut Client) {
             "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
         );
     }
-    if rdb::dump::verify_dump_payload(c.arg(2), false).is_none() {
+    if rdb::dump::verify_dump_payload(c.arg(2), srv.rdb.skip_checksum_validation).is_none() {
         return c.add_reply_error("ERR DUMP payload version or checksum are wrong");
     }
     let codes = match function_restore_codes(c.arg(2)) {

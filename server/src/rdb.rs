@@ -49,6 +49,10 @@ const CHILD_COW_DUTY_CYCLE: u64 = 100;
 const CHILD_INFO_TYPE_CURRENT_INFO: u64 = 0;
 const CHILD_INFO_TYPE_RDB_COW_SIZE: u64 = 2;
 
+/// A save failed (C_ERR); the reason is already in the log, as in Redis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SaveError;
+
 /// server.rdb_* / stat_* fields: the persistence state INFO reports.
 #[derive(Debug)]
 pub struct RdbState {
@@ -84,6 +88,9 @@ pub struct RdbState {
     /// The last load (rdb_last_load_keys_*).
     pub last_load_keys_expired: u64,
     pub last_load_keys_loaded: u64,
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RDB and DUMP checksums are not
+    /// checked (Redis's corrupt-dump tests feed mangled payloads this way).
+    pub skip_checksum_validation: bool,
 }
 
 impl Default for RdbState {
@@ -109,6 +116,7 @@ impl Default for RdbState {
             current_save_keys_total: 0,
             last_load_keys_expired: 0,
             last_load_keys_loaded: 0,
+            skip_checksum_validation: false,
         }
     }
 }
@@ -221,7 +229,7 @@ fn cwd() -> String {
 /// rdbSave's file work: write `temp-<pid>.rdb`, fsync it, rename it over
 /// `filename`, fsync the directory. Logs Redis's lines on every failure.
 /// Runs in the parent (SAVE) and in the BGSAVE child.
-fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Result<(), ()> {
+fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Result<(), SaveError> {
     let tmpfile = format!("temp-{}.rdb", std::process::id());
     let file = match File::create(&tmpfile) {
         Ok(f) => f,
@@ -234,7 +242,7 @@ fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Res
                     crate::config::strerror(&e)
                 ),
             );
-            return Err(());
+            return Err(SaveError);
         }
     };
     let werr = |op: &str, e: &io::Error| {
@@ -251,19 +259,19 @@ fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Res
         Ok(o) => o,
         Err(e) => {
             werr("rdbSaveRio", &e);
-            return Err(());
+            return Err(SaveError);
         }
     };
     let file = match out.into_inner() {
         Ok(f) => f,
         Err(e) => {
             werr("fflush", e.error());
-            return Err(());
+            return Err(SaveError);
         }
     };
     if let Err(e) = file.sync_all() {
         werr("fsync", &e);
-        return Err(());
+        return Err(SaveError);
     }
     drop(file);
     if let Err(e) = std::fs::rename(&tmpfile, filename) {
@@ -276,7 +284,7 @@ fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Res
             ),
         );
         let _ = std::fs::remove_file(&tmpfile);
-        return Err(());
+        return Err(SaveError);
     }
     // fsyncFileDir: make the rename itself durable.
     let dir = std::path::Path::new(filename)
@@ -285,7 +293,7 @@ fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Res
         .unwrap_or(std::path::Path::new("."));
     if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
         werr("fsyncFileDir", &e);
-        return Err(());
+        return Err(SaveError);
     }
     server_log(LogLevel::Notice, "DB saved on disk");
     Ok(())
@@ -293,7 +301,7 @@ fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Res
 
 /// rdbSave (in the parent): a synchronous save. The whole server waits
 /// for it, which is why SAVE exists mostly for tests and shutdown.
-pub fn rdb_save(srv: &mut Server) -> Result<(), ()> {
+pub fn rdb_save(srv: &mut Server) -> Result<(), SaveError> {
     let filename = srv.config.dbfilename.clone();
     rdb_save_file(srv, &filename, |_| {})?;
     srv.dirty = 0;
@@ -373,9 +381,9 @@ impl ChildInfo {
 }
 
 /// rdbSaveBackground: fork, and let the child write the snapshot.
-pub fn rdb_save_background(srv: &mut Server) -> Result<(), ()> {
+pub fn rdb_save_background(srv: &mut Server) -> Result<(), SaveError> {
     if srv.rdb.has_active_child() {
-        return Err(());
+        return Err(SaveError);
     }
     srv.rdb.stat_rdb_saves += 1;
     srv.rdb.dirty_before_bgsave = srv.dirty;
@@ -416,7 +424,7 @@ pub fn rdb_save_background(srv: &mut Server) -> Result<(), ()> {
                 crate::config::strerror(&e)
             ),
         );
-        return Err(());
+        return Err(SaveError);
     }
     // redisFork's bookkeeping: the fork stall is measured and reported.
     srv.rdb.stat_fork_time_us = fork_us;
@@ -814,7 +822,7 @@ fn rdb_load_rio<R: io::Read>(
             }
             Entry::Eof { stored, computed } => {
                 if let Some(stored) = stored {
-                    if cfg_yes(srv, "rdbchecksum") {
+                    if cfg_yes(srv, "rdbchecksum") && !srv.rdb.skip_checksum_validation {
                         if stored == 0 {
                             server_log(
                                 LogLevel::Warning,
@@ -942,7 +950,7 @@ pub fn save_command(srv: &mut Server, c: &mut Client) {
     srv.rdb.stat_rdb_saves += 1;
     match rdb_save(srv) {
         Ok(()) => c.add_reply_ok(),
-        Err(()) => c.add_reply_error("ERR"),
+        Err(SaveError) => c.add_reply_error("ERR"),
     }
 }
 
@@ -981,7 +989,7 @@ pub fn rdb_prepare_for_shutdown(
     save: bool,
     nosave: bool,
     force: bool,
-) -> Result<(), ()> {
+) -> Result<(), SaveError> {
     if let Some(pid) = srv.rdb.child_pid {
         server_log(
             LogLevel::Warning,
@@ -1010,7 +1018,7 @@ pub fn rdb_prepare_for_shutdown(
                     LogLevel::Warning,
                     "Errors trying to shut down the server. Check the logs for more information.",
                 );
-                return Err(());
+                return Err(SaveError);
             }
         }
     }
