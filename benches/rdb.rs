@@ -72,7 +72,10 @@ fn bench_rdb(c: &mut Criterion) {
     for i in 0..100_000 {
         let _ = d.add(format!("member:{i}").into_bytes().into_boxed_slice(), ());
     }
-    let set = vec![(b"set".to_vec(), RObj::new(Value::Set(SetValue::Hashtable(d)), 0))];
+    let set = vec![(
+        b"set".to_vec(),
+        RObj::new(Value::Set(SetValue::Hashtable(d)), 0),
+    )];
     let set_file = save(&set);
     g.throughput(Throughput::Elements(100_000));
     g.bench_function("save_set_100k", |b| b.iter(|| black_box(save(&set))));
@@ -97,10 +100,11 @@ fn bench_rdb(c: &mut Criterion) {
 
 fn bench_lzf(c: &mut Criterion) {
     let mut g = c.benchmark_group("lzf");
-    let text: Vec<u8> = "The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs. "
-        .repeat(50)
-        .into_bytes()[..4096]
-        .to_vec();
+    let text: Vec<u8> =
+        "The quick brown fox jumps over the lazy dog; pack my box with five dozen liquor jugs. "
+            .repeat(50)
+            .into_bytes()[..4096]
+            .to_vec();
     let compressed = storage::lzf::lzf_compress(&text, text.len() - 4).unwrap();
     g.throughput(Throughput::Bytes(text.len() as u64));
     g.bench_function("compress_4k", |b| {

@@ -636,3 +636,42 @@ fn restore_of_mangled_payloads_never_crashes() {
     }
     assert_eq!(digest(&mut c), before);
 }
+
+/// While a BGSAVE child shares pages with the parent, the keyspace dict
+/// does not grow (no rehash touching every page); once the child is gone
+/// (killed here: a signal is a failed save, its temp file removed) it does.
+#[test]
+fn no_rehash_while_a_child_exists_and_a_killed_child_is_reaped() {
+    let lite = Server::start();
+    let mut c = lite.connect();
+    c.must(&["DEBUG", "POPULATE", "4096"]);
+    c.must(&["CONFIG", "SET", "rdb-key-save-delay", "1000000"]);
+    assert_eq!(text(&c.must(&["BGSAVE"])), "+Background saving started\r\n");
+    c.must(&["MSET", "k1", "v1", "k2", "v2"]);
+    let stats = text(&bulk(&c.must(&["DEBUG", "HTSTATS", "0"])));
+    assert!(!stats.contains("table size: 8192"), "{stats}");
+    let log = lite.log_tail();
+    let pid: i32 = log
+        .lines()
+        .find_map(|l| l.split("Background saving started by pid ").nth(1))
+        .expect("child pid in the log")
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(dir_of(&lite).join(format!("temp-{pid}.rdb")).exists());
+    // SAFETY: killing the BGSAVE child of the server this test started.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    wait_bgsave_done(&mut c);
+    assert_eq!(
+        info_field(&mut c, "persistence", "rdb_last_bgsave_status"),
+        "err"
+    );
+    assert!(lite
+        .log_tail()
+        .contains("Background saving terminated by signal 9"));
+    assert!(!dir_of(&lite).join(format!("temp-{pid}.rdb")).exists());
+    std::thread::sleep(Duration::from_millis(200));
+    c.must(&["SET", "k3", "v3"]);
+    let stats = text(&bulk(&c.must(&["DEBUG", "HTSTATS", "0"])));
+    assert!(stats.contains("table size: 8192"), "{stats}");
+}

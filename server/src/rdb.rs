@@ -746,7 +746,8 @@ fn rdb_load_rio<R: io::Read>(
                 ) {
                     let e = String::from_utf8_lossy(&e).into_owned();
                     server_log(LogLevel::Warning, &format!("Failed loading library, {e}"));
-                    return Err(RdbError::Corrupt(format!("Failed loading library, {e}")));
+                    // rdbLoad goes to its eoferr path, as for a short read.
+                    return Err(RdbError::Io(io::Error::other("Failed loading library")));
                 }
             }
             Entry::SelectDb(id) => {
@@ -1073,7 +1074,12 @@ pub fn debug_reload(srv: &mut Server, c: &mut Client) {
             c.add_reply_ok();
         }
         Err(LoadError::Open(_)) => c.add_reply_error("ERR Error trying to load the RDB dump"),
-        Err(LoadError::Bad(msg)) => fatal_load_error(&msg),
+        Err(LoadError::Bad(msg)) => {
+            // rdbReportError with a client in context: log and return,
+            // the server lives on (only a start-up load is fatal).
+            server_log(LogLevel::Verbose, &msg);
+            c.add_reply_error("ERR Error trying to load the RDB dump");
+        }
     }
 }
 
