@@ -675,3 +675,94 @@ fn no_rehash_while_a_child_exists_and_a_killed_child_is_reaped() {
     let stats = text(&bulk(&c.must(&["DEBUG", "HTSTATS", "0"])));
     assert!(stats.contains("table size: 8192"), "{stats}");
 }
+
+/// A 64 KB tmpfs, unmounted on drop (also when the test fails).
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount() -> Option<SmallDisk> {
+        let dir = std::env::temp_dir().join(format!("rdb-fulldisk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok()?;
+        let ok = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=64k", "tmpfs"])
+            .arg(&dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            let _ = std::fs::remove_dir(&dir);
+            if common::in_ci() {
+                panic!("CI=true and a 64k tmpfs cannot be mounted: CI must run this test");
+            }
+            common::skipped("cannot mount a tmpfs (needs root) for the full-disk test");
+            return None;
+        }
+        Some(SmallDisk(dir))
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// A full disk: SAVE and BGSAVE fail with Redis's replies and log lines,
+/// no temp file is left behind, the data in memory is intact, and with
+/// save points writes get MISCONF (on both servers).
+#[test]
+fn full_disk_fails_saves_and_keeps_the_data() {
+    let Some(disk) = SmallDisk::mount() else {
+        return;
+    };
+    let run = |p: &Process| -> Vec<String> {
+        let mut c = p.connect();
+        let mut x = 88172645463325252u64;
+        for i in 0..40 {
+            // 4 KB of noise per key: LZF cannot shrink it under 64 KB.
+            let v: Vec<u8> = (0..4096)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            c.must(&[b"SET".to_vec(), format!("k{i}").into_bytes(), v]);
+        }
+        let before = digest(&mut c);
+        let mut out = vec![text(&c.must(&[
+            "CONFIG",
+            "SET",
+            "dir",
+            disk.0.to_str().unwrap(),
+        ]))];
+        out.push(text(&c.must(&["SAVE"])));
+        out.push(text(&c.must(&["CONFIG", "SET", "save", "3600 1"])));
+        out.push(text(&c.must(&["BGSAVE"])));
+        wait_bgsave_done(&mut c);
+        out.push(info_field(&mut c, "persistence", "rdb_last_bgsave_status"));
+        out.push(text(&c.must(&["SET", "more", "x"])));
+        out.push(format!("intact={}", digest(&mut c) == before));
+        let left: Vec<_> = std::fs::read_dir(&disk.0).unwrap().flatten().collect();
+        out.push(format!("files left={}", left.len()));
+        c.must(&["CONFIG", "SET", "save", ""]);
+        c.must(&["CONFIG", "SET", "dir", dir_of(p).to_str().unwrap()]);
+        out
+    };
+    let protected = ["--enable-protected-configs", "yes"];
+    let lite = Server::start_with(&protected);
+    let ours = run(&lite);
+    assert_eq!(ours[1], "-ERR\r\n");
+    assert!(ours[5].starts_with("-MISCONF"), "{ours:?}");
+    assert_eq!(&ours[6..], ["intact=true", "files left=0"]);
+    assert!(
+        lite.log_tail().contains("Write error saving DB on disk")
+            && lite.log_tail().contains("No space left on device"),
+        "{}",
+        lite.log_tail()
+    );
+    if let Some(real) = RealRedis::start_with(&protected) {
+        assert_eq!(ours, run(&real), "redis-lite vs redis-server");
+    }
+}

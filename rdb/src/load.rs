@@ -219,8 +219,8 @@ impl<R: Read> RdbReader<R> {
     }
 
     /// A presize for `n` items of at least one byte each: never more than
-    /// the input could still hold.
-    fn cap(&self, n: u64) -> usize {
+    /// the input could still hold (RESIZEDB hints are capped with it too).
+    pub fn cap(&self, n: u64) -> usize {
         n.min(self.remaining().unwrap_or(PREALLOC_CAP)) as usize
     }
 
@@ -528,7 +528,10 @@ impl<R: Read> RdbReader<R> {
             lp.append(&value);
         }
         if let HashValue::Hashtable(d) = &mut h {
-            d.expand(d.len() + self.cap(len));
+            // dictTryExpand(len): the pairs still to come.
+            if len > storage::dict::DICT_HT_INITIAL_SIZE as u64 {
+                d.expand(self.cap(len));
+            }
             for _ in 0..len {
                 let field = self.load_string()?;
                 let value = self.load_string()?;

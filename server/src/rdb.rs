@@ -768,9 +768,8 @@ fn rdb_load_rio<R: io::Read>(
                 expires_size,
             } => {
                 // Presize, but never beyond what the file could hold.
-                let cap = |n: u64| n.min(r.processed().max(1 << 20)) as usize;
-                srv.dbs[dbid].dict.expand(cap(db_size));
-                srv.dbs[dbid].expires.expand(cap(expires_size));
+                srv.dbs[dbid].dict.expand(r.cap(db_size));
+                srv.dbs[dbid].expires.expand(r.cap(expires_size));
             }
             Entry::EmptyKey { key } => {
                 empty_keys_skipped += 1;
