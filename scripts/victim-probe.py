@@ -9,6 +9,7 @@ Runs the same steps against redis-lite and a real redis-server, side by side:
 Steps (each on a fresh set, so both servers do identical work):
   DEL of a 1M-member hashtable set, UNLINK of the same set,
   250k keys expiring at the same moment (the active expiry cycle),
+  BGSAVE of DEBUG POPULATE's 1M keys (the fork() stall; latest_fork_usec),
 and reports the blocker's own time and the victim's count / p50 / max during it.
 Needs redis-py (`pip install redis`). Both servers must allow DEBUG (redis-lite
 does from localhost; start redis-server with --enable-debug-command yes).
@@ -85,6 +86,19 @@ def run(port, n_set, n_expire):
     results[f"{n_expire // 1000}k keys expiring"] = measure(
         port, lambda: time.sleep(wait), window=3.0
     )
+    # BGSAVE: fork() copies the parent's page tables while every client
+    # waits; then the child writes and the parent serves again.
+    r.flushall()
+    r.execute_command("DEBUG", "POPULATE", n_set)
+
+    def bgsave():
+        r.bgsave()
+        while r.info("persistence")["rdb_bgsave_in_progress"]:
+            time.sleep(0.005)
+
+    step = f"BGSAVE {n_set // 1000}k keys"
+    results[step] = measure(port, bgsave)
+    results[step]["fork_usec"] = r.info("stats")["latest_fork_usec"]
     return results
 
 
@@ -109,6 +123,9 @@ def main():
     for name in both:
         d, u = both[name]["DEL 1M set"], both[name]["UNLINK 1M set"]
         print(f"{name}: victim max DEL / UNLINK = {d['max'] / max(u['max'], 0.001):.1f}x")
+    for name in both:
+        b = [v for k, v in both[name].items() if k.startswith("BGSAVE")][0]
+        print(f"{name}: BGSAVE latest_fork_usec {b['fork_usec']}, victim max {b['max']:.1f} ms")
 
 
 if __name__ == "__main__":

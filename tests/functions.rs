@@ -1,8 +1,7 @@
 //! Redis Functions beyond what one connection can show (the rest is in
 //! tests/cases/functions.txt): a busy function killed with FUNCTION KILL from
 //! another connection, FUNCTION STATS while it runs, FUNCTION FLUSH ASYNC,
-//! and what redis-lite does differently on purpose (FUNCTION DUMP/RESTORE do
-//! not exist, so FUNCTION HELP does not list them). Scenarios that real Redis
+//! and FUNCTION HELP (DUMP/RESTORE are tested in tests/rdb.rs). Scenarios that real Redis
 //! answers the same way also run against a real redis-server 7.0.15 when one
 //! is installed.
 
@@ -105,41 +104,16 @@ fn function_flush_async_empties_the_registry_and_allows_reloading() {
 }
 
 #[test]
-fn function_dump_and_restore_are_unknown_subcommands() {
-    // Real Redis implements both (RDB-format payloads); redis-lite has no
-    // RDB serialization, so they are absent from the command table.
-    let lite = Server::start();
-    let mut c = lite.connect();
-    assert_eq!(
-        text(&c.must(&["FUNCTION", "dump"])),
-        "-ERR unknown subcommand 'dump'. Try FUNCTION HELP.\r\n"
-    );
-    assert_eq!(
-        text(&c.must(&["FUNCTION", "RESTORE", "payload", "REPLACE"])),
-        "-ERR unknown subcommand 'RESTORE'. Try FUNCTION HELP.\r\n"
-    );
-    assert_eq!(
-        text(&c.must(&["COMMAND", "INFO", "function|dump", "function|restore"])),
-        "*2\r\n$-1\r\n$-1\r\n"
-    );
-}
-
-#[test]
-fn function_help_lists_every_subcommand_but_dump_and_restore() {
+fn function_help_is_redis_text() {
     let lite = Server::start();
     let ours = text(&lite.connect().must(&["FUNCTION", "HELP"]));
-    assert!(ours.starts_with("*30\r\n+FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+LOAD [REPLACE] <FUNCTION CODE>\r\n"));
-    assert!(!ours.contains("DUMP") && !ours.contains("RESTORE"));
-    assert!(ours.ends_with("+HELP\r\n+    Prints this help.\r\n"));
+    assert!(ours.starts_with("*40\r\n+FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+LOAD [REPLACE] <FUNCTION CODE>\r\n"));
+    assert!(
+        ours.contains("+DUMP\r\n")
+            && ours.contains("+RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]\r\n")
+    );
     if let Some(real) = RealRedis::start() {
-        // Redis's text minus the lines about DUMP and RESTORE.
-        let theirs = text(&real.connect().must(&["FUNCTION", "HELP"]));
-        let mut lines: Vec<&str> = theirs.split("\r\n").skip(1).collect();
-        let dump = lines.iter().position(|l| *l == "+DUMP").unwrap();
-        let help = lines.iter().position(|l| *l == "+HELP").unwrap();
-        lines.drain(dump..help);
-        let expected = format!("*{}\r\n{}", lines.len() - 1, lines.join("\r\n"));
-        assert_eq!(ours, expected);
+        assert_eq!(ours, text(&real.connect().must(&["FUNCTION", "HELP"])));
     }
 }
 

@@ -601,6 +601,8 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
     cmd("rename", db::rename_command, 3, W, (1, 2, 1)),
     cmd("renamenx", db::renamenx_command, 3, W | F, (1, 2, 1)),
     cmd("copy", db::copy_command, -3, W | M, (1, 2, 1)),
+    cmd("dump", crate::dump::dump_command, 2, R, KEY1),
+    cmd("restore", crate::dump::restore_command, -4, W | M, KEY1),
     cmd("touch", db::touch_command, -2, R | F, (1, -1, 1)),
     cmd("keys", db::keys_command, 2, R, NOKEYS),
     cmd("scan", db::scan_command, -2, R, NOKEYS),
@@ -741,6 +743,20 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
     cmd("time", server::time_command, 1, LD | ST | F, NOKEYS),
     cmd("lastsave", server::lastsave_command, 1, LD | ST | F, NOKEYS),
     cmd(
+        "save",
+        crate::rdb::save_command,
+        1,
+        CMD_NO_ASYNC_LOADING | A | NS | CMD_NO_MULTI,
+        NOKEYS,
+    ),
+    cmd(
+        "bgsave",
+        crate::rdb::bgsave_command,
+        -1,
+        CMD_NO_ASYNC_LOADING | A | NS,
+        NOKEYS,
+    ),
+    cmd(
         "shutdown",
         server::shutdown_command,
         -1,
@@ -865,6 +881,20 @@ static PUBSUB_SUBCOMMANDS: &[CommandSpec] = &[
 /// FUNCTION DUMP and RESTORE are missing on purpose (no RDB format in
 /// redis-lite): they answer as unknown subcommands.
 static FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[
+    cmd(
+        "dump",
+        crate::function::function_dump_command,
+        2,
+        NS,
+        NOKEYS,
+    ),
+    cmd(
+        "restore",
+        crate::function::function_restore_command,
+        -3,
+        W | M | NS,
+        NOKEYS,
+    ),
     cmd(
         "load",
         crate::function::function_load_command,

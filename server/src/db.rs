@@ -810,8 +810,10 @@ pub fn flushall_command(srv: &mut Server, c: &mut Client) {
     for dbid in 0..srv.dbs.len() {
         removed += empty_db(srv, dbid, lazy);
     }
-    // +1 so that even an empty FLUSHALL counts as a change.
-    srv.dirty += removed as u64 + 1;
+    srv.dirty += removed as u64;
+    // Stop a BGSAVE of the old data and, with save points, save the empty
+    // dataset now (which resets the dirty counter), as Redis does.
+    crate::rdb::flushall_reset_rdb(srv);
     c.add_reply_ok();
 }
 

@@ -19,7 +19,7 @@
 //! process_command). Any other subcommand, or a known one with the wrong
 //! number of arguments, gets addReplySubcommandSyntaxError.
 
-use storage::object::{RObj, StrValue, Value};
+use storage::object::{RObj, Value};
 use storage::t_hash::HashValue;
 use storage::t_set::SetValue;
 use storage::t_zset::ZSetValue;
@@ -39,6 +39,11 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
         (b"populate", 3..=5) => debug_populate(srv, c),
         (b"sleep", 3) => debug_sleep(c),
         (b"object", 3) => debug_object(srv, c),
+        (b"reload", _) => crate::rdb::debug_reload(srv, c),
+        (b"set-skip-checksum-validation", 3) => {
+            srv.rdb.skip_checksum_validation = atoi(c.arg(2)) != 0;
+            c.add_reply_ok();
+        }
         (b"set-active-expire", 3) => {
             // atoi(): "2" enables, "x" disables, as in Redis.
             srv.active_expire_enabled = atoi(c.arg(2)) != 0;
@@ -157,6 +162,7 @@ fn debug_sleep(c: &mut Client) {
 // redis: debug.c debugCommand (object)
 fn debug_object(srv: &mut Server, c: &mut Client) {
     let lruclock = srv.lruclock;
+    let compress = crate::rdb::rdb_compression(srv);
     // A raw dictFind: no expiry, no statistics, no LRU touch.
     let Some(o) = srv.dbs[c.db].dict.find(c.arg(2)) else {
         return c.add_reply_error("ERR no such key");
@@ -167,7 +173,7 @@ fn debug_object(srv: &mut Server, c: &mut Client) {
         o as *const RObj,
         object_refcount(o),
         o.encoding_name(),
-        rdb_saved_object_len(o),
+        rdb::save::saved_object_len(o, compress),
         o.lru,
         estimate_object_idle_time(lruclock, o.lru) / 1000
     );
@@ -411,74 +417,6 @@ pub fn sha1(data: &[u8]) -> [u8; 20] {
     out
 }
 
-// ---- RDB size (DEBUG OBJECT serializedlength) ----
-
-/// rdbSavedObjectLen for the types we have. Strings are written as in
-/// rdbSaveStringObject, *without* LZF compression: Redis compresses
-/// strings longer than 20 bytes when that saves space (rdbcompression
-/// yes), so for long compressible strings Redis prints a smaller number.
-pub fn rdb_saved_object_len(o: &RObj) -> usize {
-    match &o.value {
-        Value::Str(StrValue::Int(v)) => rdb_encode_integer_len(*v).unwrap_or_else(|| {
-            let text = v.to_string();
-            rdb_len_len(text.len()) + text.len()
-        }),
-        Value::Str(s) => rdb_raw_string_len(&s.as_bytes()),
-        Value::List(ql) => crate::t_list::list_rdb_len(ql, rdb_raw_string_len, rdb_len_len),
-        // rdbSaveObject: an intset as one string (its blob); a hashtable as
-        // a length then each member.
-        Value::Set(storage::t_set::SetValue::Intset(is)) => rdb_raw_string_len(is.as_bytes()),
-        Value::Set(storage::t_set::SetValue::Hashtable(d)) => {
-            rdb_len_len(d.len()) + d.iter().map(|(m, _)| rdb_raw_string_len(m)).sum::<usize>()
-        }
-        Value::ZSet(z) => crate::t_zset::zset_rdb_len(z, rdb_raw_string_len, rdb_len_len),
-        // A listpack hash is one string (its blob); a hashtable a length
-        // then field, value, field, value ...
-        Value::Hash(storage::t_hash::HashValue::Listpack(lp)) => rdb_raw_string_len(lp.as_bytes()),
-        Value::Hash(storage::t_hash::HashValue::Hashtable(d)) => {
-            rdb_len_len(d.len())
-                + d.iter()
-                    .map(|(f, v)| rdb_raw_string_len(f) + rdb_raw_string_len(v))
-                    .sum::<usize>()
-        }
-        Value::Stream(s) => crate::t_stream::stream_rdb_len(s, rdb_raw_string_len, rdb_len_len),
-    }
-}
-
-/// rdbEncodeInteger: 8/16/32-bit integers take 1 type byte + 1/2/4 bytes.
-fn rdb_encode_integer_len(v: i64) -> Option<usize> {
-    if i8::try_from(v).is_ok() {
-        Some(2)
-    } else if i16::try_from(v).is_ok() {
-        Some(3)
-    } else if i32::try_from(v).is_ok() {
-        Some(5)
-    } else {
-        None
-    }
-}
-
-/// rdbSaveRawString (minus LZF): short canonical integers are saved as
-/// integers, everything else as length + bytes.
-fn rdb_raw_string_len(s: &[u8]) -> usize {
-    if s.len() <= 11 {
-        if let Some(n) = storage::util::string2ll(s).and_then(rdb_encode_integer_len) {
-            return n;
-        }
-    }
-    rdb_len_len(s.len()) + s.len()
-}
-
-/// rdbSaveLen: 6-bit, 14-bit, 32-bit or 64-bit length prefixes.
-fn rdb_len_len(len: usize) -> usize {
-    match len as u64 {
-        0..=63 => 1,
-        64..=16383 => 2,
-        16384..=0xffff_ffff => 5,
-        _ => 9,
-    }
-}
-
 // ---- small C-compatible parsers ----
 
 /// atoi(): optional spaces and sign, then digits until the first non-digit.
@@ -635,6 +573,7 @@ const DEBUG_HELP: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storage::object::StrValue;
     use storage::t_string::{create_string_object, create_string_object_encoded};
 
     fn obj(v: StrValue) -> RObj {
@@ -665,21 +604,19 @@ mod tests {
 
     #[test]
     fn serialized_length_of_strings() {
-        assert_eq!(rdb_saved_object_len(&obj(StrValue::Int(5))), 2);
-        assert_eq!(rdb_saved_object_len(&obj(StrValue::Int(-5))), 2);
-        assert_eq!(rdb_saved_object_len(&obj(StrValue::Int(100000))), 5);
-        assert_eq!(
-            rdb_saved_object_len(&obj(StrValue::Int(12345678901234))),
-            15
-        );
-        assert_eq!(
-            rdb_saved_object_len(&obj(create_string_object(b"hello"))),
-            6
-        );
-        assert_eq!(rdb_saved_object_len(&obj(create_string_object(b""))), 1);
-        assert_eq!(rdb_saved_object_len(&obj(create_string_object(b"123"))), 2);
+        // serializedlength comes from the real encoder (rdb crate).
+        let len = |o: RObj| rdb::save::saved_object_len(&o, true);
+        assert_eq!(len(obj(StrValue::Int(5))), 2);
+        assert_eq!(len(obj(StrValue::Int(-5))), 2);
+        assert_eq!(len(obj(StrValue::Int(100000))), 5);
+        assert_eq!(len(obj(StrValue::Int(12345678901234))), 15);
+        assert_eq!(len(obj(create_string_object(b"hello"))), 6);
+        assert_eq!(len(obj(create_string_object(b""))), 1);
+        assert_eq!(len(obj(create_string_object(b"123"))), 2);
         let s36 = b"abcdefghijklmnopqrstuvwxyz0123456789";
-        assert_eq!(rdb_saved_object_len(&obj(create_string_object(s36))), 37);
+        assert_eq!(len(obj(create_string_object(s36))), 37);
+        // Compressible strings over 20 bytes are LZF'd, as in Redis.
+        assert_eq!(len(obj(create_string_object(&[b'a'; 100]))), 13);
     }
 
     #[test]

@@ -469,6 +469,118 @@ pub fn function_flush_command(srv: &mut Server, c: &mut Client) {
     c.add_reply_ok();
 }
 
+/// FUNCTION DUMP
+// redis: functions.c functionDumpCommand
+pub fn function_dump_command(srv: &mut Server, c: &mut Client) {
+    // FUNCTION2 <code> per library, then the RDB version and the CRC64,
+    // like a key's DUMP payload.
+    let mut w = rdb::RdbWriter::new(Vec::new(), crate::rdb::rdb_compression(srv), false);
+    for lib in srv.functions.lib_ctx.libraries.values() {
+        let _ = w.save_function(&lib.code);
+    }
+    let Ok((mut payload, _)) = w.into_inner() else {
+        return c.add_reply_error("ERR");
+    };
+    payload.extend_from_slice(&rdb::RDB_VERSION.to_le_bytes());
+    let crc = rdb::crc64(&payload);
+    payload.extend_from_slice(&crc.to_le_bytes());
+    c.add_reply_bulk(&payload);
+}
+
+/// The library codes of a FUNCTION DUMP payload (the footer already
+/// verified), or the error FUNCTION RESTORE replies with.
+fn function_restore_codes(data: &[u8]) -> Result<Vec<Bytes>, Vec<u8>> {
+    let body = &data[..data.len() - 10];
+    let mut r = rdb::RdbReader::new(body, Some(body.len() as u64), false, Default::default());
+    let mut codes = Vec::new();
+    while (r.processed() as usize) < body.len() {
+        let Ok(t) = r.load_type() else {
+            return Err(b"can not read data type".to_vec());
+        };
+        if t != rdb::RDB_OPCODE_FUNCTION2 {
+            return Err(b"given type is not a function".to_vec());
+        }
+        match r.load_string() {
+            Ok(code) => codes.push(Bytes::from(code)),
+            Err(_) => return Err(b"Failed loading library payload".to_vec()),
+        }
+    }
+    Ok(codes)
+}
+
+/// FUNCTION RESTORE serialized-value [FLUSH|APPEND|REPLACE]
+// redis: functions.c functionRestoreCommand
+pub fn function_restore_command(srv: &mut Server, c: &mut Client) {
+    if c.argc() > 4 {
+        return c.add_reply_subcommand_syntax_error();
+    }
+    let policy = if c.argc() == 4 {
+        c.arg(3).to_ascii_lowercase()
+    } else {
+        b"append".to_vec()
+    };
+    if !matches!(&policy[..], b"append" | b"replace" | b"flush") {
+        return c.add_reply_error(
+            "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
+        );
+    }
+    if rdb::dump::verify_dump_payload(c.arg(2), srv.rdb.skip_checksum_validation).is_none() {
+        return c.add_reply_error("ERR DUMP payload version or checksum are wrong");
+    }
+    let codes = match function_restore_codes(c.arg(2)) {
+        Ok(codes) => codes,
+        Err(e) => return c.add_reply_error_bytes(&[b"ERR ", &e[..]].concat()),
+    };
+    // Compile everything into a fresh registry first (functionsLibCtxCreate):
+    // nothing changes unless the whole payload loads.
+    let timeout = Duration::from_millis(LOAD_TIMEOUT_MS);
+    let mut fresh = Functions::new();
+    for code in &codes {
+        if let Err(e) = functions_create_with_library_ctx(&mut fresh, code, false, timeout) {
+            return c.add_reply_error_bytes(&[b"ERR ", &e[..]].concat());
+        }
+    }
+    if policy == b"flush" {
+        // functionsLibCtxSwapWithCurrent.
+        srv.functions = fresh;
+    } else if let Err(e) = library_join(&mut srv.functions, &fresh, policy == b"replace", timeout) {
+        return c.add_reply_error_bytes(&[b"ERR ", &e[..]].concat());
+    }
+    srv.dirty += 1;
+    c.add_reply_ok();
+}
+
+/// libraryJoin: add the libraries of `src` to `dst`. Without `replace` a
+/// library that exists is an error; a function name held by a library
+/// that stays is always one. Checked before anything is linked.
+fn library_join(
+    dst: &mut Functions,
+    src: &Functions,
+    replace: bool,
+    timeout: Duration,
+) -> Result<(), Vec<u8>> {
+    let dst_ctx = &dst.lib_ctx;
+    for name in src.lib_ctx.libraries.keys() {
+        if dst_ctx.libraries.contains_key(name) && !replace {
+            return Err(err_with(b"Library ", name, b" already exists"));
+        }
+    }
+    for li in src.lib_ctx.libraries.values() {
+        for f in &li.functions {
+            let owner = dst_ctx.functions.get(&f.name.to_ascii_lowercase());
+            // A function of a library being replaced does not clash.
+            if owner.is_some_and(|lib| !src.lib_ctx.libraries.contains_key(lib)) {
+                return Err(err_with(b"Function ", &f.name, b" already exists"));
+            }
+        }
+    }
+    for li in src.lib_ctx.libraries.values() {
+        // Compiled once already: it links the same way into dst's engine.
+        functions_create_with_library_ctx(dst, &li.code, true, timeout)?;
+    }
+    Ok(())
+}
+
 /// FUNCTION STATS
 // redis: functions.c functionStatsCommand
 pub fn function_stats_command(srv: &mut Server, c: &mut Client) {
@@ -543,6 +655,16 @@ const FUNCTION_HELP: &[&str] = &[
     "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
     "    * ASYNC: Asynchronously flush the libraries.",
     "    * SYNC: Synchronously flush the libraries.",
+    "DUMP",
+    "    Return a serialized payload representing the current libraries, can be restored using FUNCTION RESTORE command",
+    "RESTORE <PAYLOAD> [FLUSH|APPEND|REPLACE]",
+    "    Restore the libraries represented by the given payload, it is possible to give a restore policy to",
+    "    control how to handle existing libraries (default APPEND):",
+    "    * FLUSH: delete all existing libraries.",
+    "    * APPEND: appends the restored libraries to the existing libraries. On collision, abort.",
+    "    * REPLACE: appends the restored libraries to the existing libraries, On collision, replace the old",
+    "      libraries with the new libraries (notice that even on this option there is a chance of failure",
+    "      in case of functions name collision with another library).",
 ];
 
 // ---- FCALL / FCALL_RO ----

@@ -295,28 +295,37 @@ fn memory_section(srv: &Server) -> String {
 }
 
 fn persistence_section(srv: &Server) -> String {
-    // No RDB/AOF in redis-lite: Redis's values for an instance that never
-    // saved, except the change counter, which is real.
+    // RDB fields from rdb.rs (no AOF yet: Redis's values with appendonly no).
+    // The dataset is loaded before the first client is served, so
+    // `loading` is always 0 when anyone can ask.
+    let st = &srv.rdb;
+    let now = crate::server::mstime() / 1000;
+    let child = st.has_active_child();
+    let fork_perc = if child && st.current_save_keys_total > 0 {
+        st.current_save_keys_processed as f64 * 100.0 / st.current_save_keys_total as f64
+    } else {
+        0.0
+    };
     let mut s = String::from("# Persistence\r\n");
     fields!(s,
         "loading" => 0,
         "async_loading" => 0,
-        "current_cow_peak" => 0,
-        "current_cow_size" => 0,
-        "current_cow_size_age" => 0,
-        "current_fork_perc" => "0.00",
-        "current_save_keys_processed" => 0,
-        "current_save_keys_total" => 0,
+        "current_cow_peak" => st.current_cow_peak,
+        "current_cow_size" => st.current_cow_bytes,
+        "current_cow_size_age" => st.current_cow_updated.map_or(0, |t| t.elapsed().as_secs()),
+        "current_fork_perc" => format!("{fork_perc:.2}"),
+        "current_save_keys_processed" => st.current_save_keys_processed,
+        "current_save_keys_total" => st.current_save_keys_total,
         "rdb_changes_since_last_save" => srv.dirty,
-        "rdb_bgsave_in_progress" => 0,
+        "rdb_bgsave_in_progress" => i32::from(child),
         "rdb_last_save_time" => srv.lastsave,
-        "rdb_last_bgsave_status" => "ok",
-        "rdb_last_bgsave_time_sec" => -1,
-        "rdb_current_bgsave_time_sec" => -1,
-        "rdb_saves" => 0,
-        "rdb_last_cow_size" => 0,
-        "rdb_last_load_keys_expired" => 0,
-        "rdb_last_load_keys_loaded" => 0,
+        "rdb_last_bgsave_status" => if st.lastbgsave_ok { "ok" } else { "err" },
+        "rdb_last_bgsave_time_sec" => st.save_time_last,
+        "rdb_current_bgsave_time_sec" => if child { now - st.save_time_start } else { -1 },
+        "rdb_saves" => st.stat_rdb_saves,
+        "rdb_last_cow_size" => st.stat_rdb_cow_bytes,
+        "rdb_last_load_keys_expired" => st.last_load_keys_expired,
+        "rdb_last_load_keys_loaded" => st.last_load_keys_loaded,
         "aof_enabled" => 0,
         "aof_rewrite_in_progress" => 0,
         "aof_rewrite_scheduled" => 0,

@@ -288,29 +288,20 @@ fn set_socket_blocking(fd: i32, blocking: bool, send_timeout_ms: i64) {
 pub fn ldb_start_session(srv: &mut Server, c: &mut Client) -> bool {
     let forked = c.flags & CLIENT_LUA_DEBUG_SYNC == 0;
     if forked {
-        let start = Instant::now();
-        // SAFETY: fork in a process whose other threads (bio_lazy_free)
-        // the child will never wait for: see the file comment.
-        let pid = unsafe { libc::fork() };
-        if pid == -1 {
-            let e = std::io::Error::last_os_error();
-            c.add_reply_error(&format!(
-                "ERR Fork() failed: can't run EVAL in debugging mode: {}",
-                strerror(&e)
-            ));
-            return false;
-        }
+        let pid = match crate::server::redis_fork(srv, crate::server::ChildType::Ldb) {
+            Ok(pid) => pid,
+            Err(e) => {
+                c.add_reply_error(&format!(
+                    "ERR Fork() failed: can't run EVAL in debugging mode: {}",
+                    strerror(&e)
+                ));
+                return false;
+            }
+        };
         if pid == 0 {
-            ldb_child_after_fork(srv);
             server_log(LogLevel::Warning, "Redis forked for debugging eval");
         } else {
             // Parent: the child serves this client now.
-            let fork_us = start.elapsed().as_micros() as u64;
-            srv.stats.total_forks += 1;
-            srv.stats.fork_time_us = fork_us;
-            let threshold = srv.config.latency_monitor_threshold;
-            srv.latency
-                .add_sample_if_needed(threshold, "fork", fork_us / 1000);
             with_ldb(|l| l.children.push(pid));
             c.flags |= CLIENT_CLOSE_ASAP;
             return false;
@@ -356,26 +347,6 @@ fn strerror(e: &std::io::Error) -> String {
         .into_owned()
 }
 
-/// The child side of redisFork for a debugging session: mark the log
-/// lines as a child's, ignore the signals the parent handles, free inline
-/// (no lazy-free thread here), close the listening sockets so that if the
-/// parent dies, the port is free and clients see a reset.
-fn ldb_child_after_fork(srv: &mut Server) {
-    crate::log::set_fork_child();
-    // SAFETY: installing SIG_IGN has no preconditions.
-    unsafe {
-        libc::signal(libc::SIGTERM, libc::SIG_IGN);
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-    }
-    lazyfree::set_in_fork_child();
-    for l in &srv.listeners {
-        use std::os::fd::AsRawFd;
-        // SAFETY: the child's copy of the descriptor; the TcpListener that
-        // owns it is never dropped (the child leaves with _exit).
-        unsafe { libc::close(l.as_raw_fd()) };
-    }
-}
-
 /// ldbEndSession: send the rest of the log and `<endsession>`. A forked
 /// child then writes the EVAL reply and exits; in SYNC mode the socket is
 /// made non-blocking again and closed once the reply is written.
@@ -415,22 +386,14 @@ pub fn eval_generic_command_with_debugging(srv: &mut Server, c: &mut Client, ro:
     }
 }
 
-/// ldbRemoveChild via checkChildrenDone: reap the forked sessions that
-/// ended (called from server_cron).
-pub fn ldb_check_children_done() {
+/// ldbRemoveChild: a child reaped by server::check_children_done; true
+/// when it was one of our debugging sessions.
+pub fn ldb_remove_child(pid: libc::pid_t) -> bool {
     with_ldb(|l| {
-        l.children.retain(|&pid| {
-            let mut status = 0;
-            // SAFETY: waitpid on our own child, without blocking.
-            let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
-            r == 0
-        });
-    });
-}
-
-/// ldbPendingChildren: forked sessions not yet reaped.
-pub fn ldb_pending_children() -> usize {
-    with_ldb(|l| l.children.len())
+        let before = l.children.len();
+        l.children.retain(|&p| p != pid);
+        l.children.len() != before
+    })
 }
 
 /// ldbKillForkedSessions: at shutdown, end every forked session.

@@ -10,6 +10,7 @@ pub mod commands_meta;
 pub mod config;
 pub mod db;
 pub mod debug;
+pub mod dump;
 pub mod eval;
 pub mod evict;
 pub mod expire;
@@ -28,6 +29,7 @@ pub mod notify;
 pub mod object;
 pub mod object_memory;
 pub mod pubsub;
+pub mod rdb;
 pub mod script;
 pub mod script_lua;
 pub mod server;
@@ -99,6 +101,8 @@ pub fn run(args: &[String]) -> i32 {
     memory::thread_cache_flush();
     srv.initial_memory_usage = memory::used_memory();
     server_log(LogLevel::Notice, "Server initialized");
+    rdb::setup_signal_handlers();
+    rdb::load_data_from_disk(&mut srv);
     server_log(LogLevel::Notice, "Ready to accept connections tcp");
     ae::ae_main(&mut srv);
     0

@@ -6,7 +6,7 @@
 //! `*` notice, `#` warning.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -17,15 +17,14 @@ pub enum LogLevel {
     Warning = 3,
 }
 
-/// Set in a forked child (a Lua debugging session): its lines are marked
-/// `C`, as Redis marks a child's.
-static FORK_CHILD: AtomicBool = AtomicBool::new(false);
-
-pub fn set_fork_child() {
-    FORK_CHILD.store(true, Ordering::Relaxed);
-}
-
 static VERBOSITY: AtomicU8 = AtomicU8::new(LogLevel::Notice as u8);
+/// The role letter after the pid: `M` master, `C` a forked child (BGSAVE, a debugging session).
+static ROLE: AtomicU8 = AtomicU8::new(b'M');
+
+/// Set the role letter of every later line (a BGSAVE child logs as `C`).
+pub fn set_role(role: char) {
+    ROLE.store(role as u8, Ordering::Relaxed);
+}
 static LOGFILE: Mutex<Option<std::fs::File>> = Mutex::new(None);
 
 pub fn set_verbosity(level: LogLevel) {
@@ -58,11 +57,7 @@ pub fn server_log(level: LogLevel, msg: &str) {
         LogLevel::Notice => '*',
         LogLevel::Warning => '#',
     };
-    let role = if FORK_CHILD.load(Ordering::Relaxed) {
-        'C'
-    } else {
-        'M'
-    };
+    let role = ROLE.load(Ordering::Relaxed) as char;
     let line = format!(
         "{}:{role} {} {} {}\n",
         std::process::id(),

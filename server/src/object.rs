@@ -79,6 +79,40 @@ pub fn estimate_object_idle_time(lruclock: u32, lru: u32) -> u64 {
     }
 }
 
+/// objectSetLRUOrLFU: the access information an RDB file or RESTORE gives
+/// a new object. Under an LFU policy `lfu_freq` (0..255, -1 = none) becomes
+/// the counter; otherwise `lru_idle` (seconds scaled by `lru_multiplier`/
+/// 1000, -1 = none) is turned into an absolute LRU stamp before
+/// `lru_clock`. Returns whether the field was set.
+pub fn object_set_lru_or_lfu(
+    srv: &Server,
+    o: &mut RObj,
+    lfu_freq: i64,
+    lru_idle: i64,
+    lru_clock: i64,
+    lru_multiplier: i64,
+) -> bool {
+    if crate::evict::policy_is_lfu(srv.config.maxmemory_policy) {
+        if lfu_freq >= 0 {
+            let now_min = crate::evict::lfu_get_time_in_minutes(crate::server::mstime());
+            o.lru = (now_min << 8) | (lfu_freq.min(255) as u32);
+            return true;
+        }
+    } else if lru_idle >= 0 {
+        let idle = lru_idle.saturating_mul(lru_multiplier) / LRU_CLOCK_RESOLUTION as i64;
+        let max = i64::from(storage::object::LRU_CLOCK_MAX);
+        let mut abs = lru_clock - idle;
+        // The clock wraps: an idle time longer than the clock goes half-way
+        // round, so it keeps reading as "very idle" for a long time.
+        if abs < 0 {
+            abs = (lru_clock + max / 2) % max;
+        }
+        o.lru = abs as u32;
+        return true;
+    }
+    false
+}
+
 /// je_malloc_usable_size of an `n`-byte request: jemalloc's size classes on
 /// x86-64 (8, then steps of 16 up to 128, then four classes per doubling:
 /// 160 192 224 256, 320 384 448 512, ...).

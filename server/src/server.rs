@@ -86,6 +86,8 @@ pub struct Stats {
     pub last_eviction_exceeded_time: Option<Instant>,
     /// Forks so far and how long the last one took (total_forks,
     /// latest_fork_usec): the Lua debugger's sessions (ldb.rs).
+    /// stat_total_forks and stat_fork_time (µs): every fork, whatever its
+    /// purpose (redis_fork).
     pub total_forks: u64,
     pub fork_time_us: u64,
 }
@@ -261,6 +263,8 @@ pub struct Server {
     /// Was the server over maxmemory when the current command started?
     /// Scripts check it on their first deny-oom command (script.rs).
     pub pre_command_oom_state: bool,
+    /// SAVE / BGSAVE state and statistics (rdb.rs).
+    pub rdb: crate::rdb::RdbState,
 }
 
 /// Wall-clock unix time in milliseconds.
@@ -354,6 +358,7 @@ impl Server {
             pending_self_push: Vec::new(),
             evict: Default::default(),
             pre_command_oom_state: false,
+            rdb: Default::default(),
         })
     }
 
@@ -489,6 +494,17 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         // Remember it for scripts: by their first write the Lua stack and
         // arguments may have pushed memory over the limit.
         srv.pre_command_oom_state = out_of_memory;
+    }
+
+    // stop-writes-on-bgsave-error (rdb.rs): while snapshots fail, writes
+    // (and PING, so monitoring notices) get MISCONF: the client learns at
+    // once that its data is not being persisted.
+    if crate::rdb::write_commands_denied_by_disk_error(srv)
+        && (get_command_flags(srv, c, id) & CMD_WRITE != 0
+            || srv.commands.get(id).fullname == "ping")
+    {
+        reject_command(srv, c, Some(id), crate::rdb::MISCONF_ERR.as_bytes());
+        return;
     }
 
     // RESP2 subscribed mode: the connection only carries pub/sub traffic,
@@ -796,13 +812,22 @@ pub fn server_cron(srv: &mut Server) {
 
     clients_cron(srv);
     databases_cron(srv);
-    // checkChildrenDone: reap the Lua debugger's forked sessions.
-    if crate::ldb::ldb_pending_children() > 0 {
-        crate::ldb::ldb_check_children_done();
-    }
+    // checkChildrenDone, then the save points (rdb.rs).
+    check_children_done(srv);
+    // Reap a BGSAVE child, or start one when a save point is due.
+    crate::rdb::rdb_cron(srv);
 
+    // SIGTERM / SIGINT (rdb.rs installs the handler): shut down as
+    // SHUTDOWN would, saving when save points are set.
+    if crate::rdb::shutdown_signal_received() {
+        srv.shutdown_asap = true;
+    }
     if srv.shutdown_asap {
-        crate::ae::prepare_for_shutdown_and_exit(srv);
+        if crate::rdb::rdb_prepare_for_shutdown(srv, false, false, false).is_ok() {
+            crate::ae::prepare_for_shutdown_and_exit(srv);
+        }
+        server_log(LogLevel::Warning, "SIGTERM received but errors trying to shut down the server, check the logs for more information");
+        srv.shutdown_asap = false;
     }
     srv.cronloops += 1;
 }
@@ -971,7 +996,107 @@ pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
         return;
     }
     server_log(LogLevel::Warning, "User requested shutdown...");
-    // No persistence yet: nothing to save, so shutting down cannot fail.
+    let has = |w: &[u8]| c.argv[1..].iter().any(|a| a.eq_ignore_ascii_case(w));
+    let (save, force) = (has(b"save"), has(b"force"));
+    if crate::rdb::rdb_prepare_for_shutdown(srv, save, nosave, force).is_err() {
+        return c.add_reply_error("ERR Errors trying to SHUTDOWN. Check logs.");
+    }
     c.flags |= CLIENT_CLOSE_AFTER_REPLY;
     crate::ae::prepare_for_shutdown_and_exit(srv);
+}
+
+// ---- children (redisFork and checkChildrenDone) ----
+
+/// CHILD_TYPE_*: why the server forked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildType {
+    /// BGSAVE (rdb.rs): one at a time, its pid in `srv.rdb.child_pid`.
+    Rdb,
+    /// A Lua debugging session (ldb.rs, SCRIPT DEBUG YES): any number, in
+    /// parallel with a save, as in Redis.
+    Ldb,
+}
+
+/// redisFork: the one place the server forks, whatever for. `fork()`
+/// copies the page tables of the whole process while every client waits:
+/// that stall is measured here (`latest_fork_usec`, the `fork` LATENCY
+/// event) for BGSAVE and debugger sessions alike. Returns the child's pid
+/// in the parent and 0 in the child, as fork() does.
+///
+/// The child is a single-threaded copy of a multi-threaded process: the
+/// `bio_lazy_free` thread does not exist there, and a lock it held at the
+/// fork stays held for ever. So the child frees inline (never touching the
+/// lazy-free queue), ignores the shutdown signals the parent handles (in
+/// Redis it inherits a handler that only sets a flag nobody reads there),
+/// closes the listening sockets so a restarted server can bind while the
+/// child still runs, logs with role `C`, and leaves with `_exit`. jemalloc
+/// makes malloc safe across fork itself (its pthread_atfork handlers).
+pub fn redis_fork(srv: &mut Server, purpose: ChildType) -> std::io::Result<libc::pid_t> {
+    let start = Instant::now();
+    // SAFETY: fork() in a multi-threaded process; the child follows the
+    // rules above.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        crate::log::set_role('C');
+        // SAFETY: installing SIG_IGN has no preconditions.
+        unsafe {
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+        }
+        lazyfree::set_in_fork_child();
+        // closeChildUnusedResourceAfterFork.
+        for l in &srv.listeners {
+            use std::os::fd::AsRawFd;
+            // SAFETY: the child's copy of the descriptor; the listener that
+            // owns it is never dropped (the child leaves with _exit).
+            unsafe { libc::close(l.as_raw_fd()) };
+        }
+        return Ok(0);
+    }
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let fork_us = start.elapsed().as_micros() as u64;
+    srv.stats.total_forks += 1;
+    srv.stats.fork_time_us = fork_us;
+    let threshold = srv.config.latency_monitor_threshold;
+    srv.latency
+        .add_sample_if_needed(threshold, "fork", fork_us / 1000);
+    if purpose == ChildType::Rdb {
+        // updateDictResizePolicy: no rehashing while pages are shared
+        // with a saving child (every moved entry would be a copied page).
+        storage::dict::set_resize_allowed(false);
+    }
+    Ok(pid)
+}
+
+/// checkChildrenDone: reap every child that ended (server_cron), and hand
+/// it to whoever forked it.
+pub fn check_children_done(srv: &mut Server) {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: waiting for any of our children without blocking.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return;
+        }
+        let exitcode = if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            -1
+        };
+        let bysignal = if libc::WIFSIGNALED(status) {
+            libc::WTERMSIG(status)
+        } else {
+            0
+        };
+        if srv.rdb.child_pid == Some(pid) {
+            crate::rdb::background_save_done(srv, exitcode, bysignal);
+        } else if !crate::ldb::ldb_remove_child(pid) {
+            server_log(
+                LogLevel::Warning,
+                &format!("Warning, detected child with unmatched pid: {pid}"),
+            );
+        }
+    }
 }

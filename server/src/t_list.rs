@@ -15,7 +15,7 @@
 
 use storage::listpack::LpEntry;
 use storage::object::{RObj, Value};
-use storage::quicklist::{NodeEntry, Quicklist};
+use storage::quicklist::Quicklist;
 use storage::t_list::{
     create_quicklist_object, list_type_delete_range, list_type_index, list_type_insert,
     list_type_iter, list_type_length, list_type_pop, list_type_push, list_type_rem,
@@ -711,26 +711,6 @@ pub fn list_digest(digest: &mut [u8; 20], ql: &Quicklist) {
     for e in ql.iter() {
         crate::debug::mix_digest(digest, &e.to_vec());
     }
-}
-
-/// rdbSaveObject for RDB_TYPE_LIST_QUICKLIST_2: the node count, then per
-/// node its container type and its listpack (or plain element) as a raw
-/// string. Without LZF (see `rdb_saved_object_len`), so lists whose nodes
-/// are longer than 20 bytes show a larger size than Redis does.
-pub fn list_rdb_len(
-    ql: &Quicklist,
-    raw_string_len: fn(&[u8]) -> usize,
-    len_len: fn(usize) -> usize,
-) -> usize {
-    let mut n = len_len(ql.node_count());
-    for node in ql.nodes() {
-        n += len_len(if node.is_plain() { 1 } else { 2 });
-        n += match &node.entry {
-            NodeEntry::Packed(lp) => raw_string_len(lp.as_bytes()),
-            NodeEntry::Plain(v) => raw_string_len(v),
-        };
-    }
-    n
 }
 
 /// DEBUG OBJECT's quicklist fields.

@@ -2246,46 +2246,6 @@ pub fn stream_digest(digest: &mut [u8; 20], s: &Stream) {
     }
 }
 
-/// rdbSaveObject for RDB_TYPE_STREAM_LISTPACKS_2, as a length: the nodes
-/// (key and listpack as strings), the counters, then each group with its
-/// PEL (16-byte IDs, 8-byte times, counts) and consumers. Without LZF, as
-/// the other types' estimates here.
-pub fn stream_rdb_len(
-    s: &Stream,
-    raw_string_len: fn(&[u8]) -> usize,
-    len_len: fn(usize) -> usize,
-) -> usize {
-    let l = |v: u64| len_len(v as usize);
-    let mut n = l(s.rax.len());
-    let mut it = s.nodes();
-    while let Some((k, lp)) = it.next() {
-        n += raw_string_len(k) + raw_string_len(lp.as_bytes());
-    }
-    n += l(s.length) + l(s.last_id.ms) + l(s.last_id.seq);
-    n += l(s.first_id.ms) + l(s.first_id.seq);
-    n += l(s.max_deleted_entry_id.ms) + l(s.max_deleted_entry_id.seq);
-    n += l(s.entries_added);
-    n += l(s.num_groups());
-    if let Some(mut groups) = s.groups() {
-        while let Some((name, cg)) = groups.next() {
-            n += raw_string_len(name) + l(cg.last_id.ms) + l(cg.last_id.seq);
-            n += l(cg.entries_read as u64);
-            n += l(cg.pel.len());
-            let mut pel = cg.pel.iter();
-            while let Some((_, nack)) = pel.next() {
-                n += STREAM_ID_SIZE + 8 + l(nack.delivery_count);
-            }
-            n += l(cg.consumers.len());
-            let mut consumers = cg.consumers.iter();
-            while let Some((cname, consumer)) = consumers.next() {
-                n += raw_string_len(cname) + 8 + l(consumer.pel.len());
-                n += STREAM_ID_SIZE * consumer.pel.len() as usize;
-            }
-        }
-    }
-    n
-}
-
 /// COPY: streamDup.
 pub fn stream_dup(s: &Stream) -> Value {
     Value::Stream(Box::new(s.dup()))

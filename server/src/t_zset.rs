@@ -1411,25 +1411,6 @@ pub fn zset_digest(digest: &mut [u8; 20], z: &ZSetValue) {
     }
 }
 
-/// rdbSavedObjectLen for zsets: a listpack is one string blob (no LZF
-/// here); a skiplist is a count, then member + 8-byte binary score each.
-pub fn zset_rdb_len(
-    z: &ZSetValue,
-    raw_string_len: fn(&[u8]) -> usize,
-    len_len: fn(usize) -> usize,
-) -> usize {
-    match z {
-        ZSetValue::Listpack(lp) => raw_string_len(lp.as_bytes()),
-        ZSetValue::Skiplist(_) => {
-            len_len(z.len())
-                + z.to_vec(false)
-                    .iter()
-                    .map(|(e, _)| raw_string_len(e) + 8)
-                    .sum::<usize>()
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -101,6 +101,32 @@ impl Intset {
         INTSET_HEADER_SIZE + self.len() * self.encoding() as usize
     }
 
+    /// An intset from a blob read from an RDB file or a RESTORE payload
+    /// (intsetValidateIntegrity): a known encoding, a length that matches
+    /// the size exactly, at least one element and, when `deep`
+    /// (sanitize-dump-payload), elements in strictly ascending order. An
+    /// unsorted intset is memory-safe here, only its lookups are wrong, as
+    /// in Redis without sanitization.
+    pub fn from_bytes(bytes: &[u8], deep: bool) -> Option<Intset> {
+        if bytes.len() < INTSET_HEADER_SIZE {
+            return None;
+        }
+        let enc = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+        if ![INTSET_ENC_INT16, INTSET_ENC_INT32, INTSET_ENC_INT64].contains(&enc) {
+            return None;
+        }
+        let count = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]) as usize;
+        if count == 0 || INTSET_HEADER_SIZE as u64 + count as u64 * enc as u64 != bytes.len() as u64
+        {
+            return None;
+        }
+        let is = Intset {
+            blob: bytes.to_vec(),
+        };
+        let ascending = !deep || (1..count).all(|i| is.get_raw(i - 1) < is.get_raw(i));
+        ascending.then_some(is)
+    }
+
     /// The raw blob (what RDB stores and MEMORY USAGE measures).
     pub fn as_bytes(&self) -> &[u8] {
         &self.blob

@@ -13,6 +13,7 @@ pub mod dict;
 pub mod expire;
 pub mod intset;
 pub mod listpack;
+pub mod lzf;
 pub mod object;
 pub mod quicklist;
 pub mod rax;

@@ -233,6 +233,28 @@ impl Listpack {
     /// A listpack from raw bytes (e.g. a DUMP payload); checks the header
     /// and walks every entry (lpValidateIntegrity, deep).
     pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        Self::validate_integrity(bytes).then(|| Listpack {
+            buf: bytes.to_vec(),
+        })
+    }
+
+    /// `from_bytes` without the copy: takes the buffer the bytes were read
+    /// into (RDB loading), or gives it back when it is not a valid listpack.
+    pub fn from_vec(bytes: Vec<u8>) -> Result<Self, Vec<u8>> {
+        if Self::validate_integrity(&bytes) {
+            Ok(Listpack { buf: bytes })
+        } else {
+            Err(bytes)
+        }
+    }
+
+    /// lpValidateIntegrity with `deep`: the header's total size and count
+    /// agree with a bounds-checked walk over every entry and its backlen.
+    pub fn validate_integrity(bytes: &[u8]) -> bool {
+        Self::validate_walk(bytes).is_some()
+    }
+
+    fn validate_walk(bytes: &[u8]) -> Option<()> {
         if bytes.len() < LP_HDR_SIZE + 1 {
             return None;
         }
@@ -260,9 +282,7 @@ impl Listpack {
         if hdr != LP_HDR_NUMELE_UNKNOWN && hdr != count {
             return None;
         }
-        Some(Listpack {
-            buf: bytes.to_vec(),
-        })
+        Some(())
     }
 
     // -------------------------------------------------------------- header

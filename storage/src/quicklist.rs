@@ -275,6 +275,28 @@ impl Quicklist {
         }
     }
 
+    /// quicklistAppendListpack: a whole listpack becomes the new tail node
+    /// as it is (RDB loading: each saved node comes back as one node, so a
+    /// reloaded list has the same ql_nodes). Empty listpacks are refused.
+    pub fn append_listpack(&mut self, lp: Listpack) {
+        if lp.is_empty() {
+            return;
+        }
+        let at = self.nodes.len();
+        self.insert_node(at, QuicklistNode::packed(lp));
+    }
+
+    /// quicklistAppendPlainNode: a PLAIN node holding one large element.
+    pub fn append_plain(&mut self, v: Vec<u8>) {
+        let at = self.nodes.len();
+        self.insert_node(
+            at,
+            Box::new(QuicklistNode {
+                entry: NodeEntry::Plain(v),
+            }),
+        );
+    }
+
     // ---- push / pop ----
 
     /// quicklistPushHead.

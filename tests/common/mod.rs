@@ -301,23 +301,26 @@ impl RealRedis {
     /// Start redis-server on a free port (no persistence, DEBUG enabled), or
     /// `None` under the skip rule when it is not installed.
     pub fn start() -> Option<Process> {
+        Self::start_with(&[])
+    }
+
+    /// Like `start`, with extra `--name value` arguments.
+    pub fn start_with(extra: &[&str]) -> Option<Process> {
         let bin = require_tool("redis-server")?;
-        Some(Process::spawn(
-            "redis-server",
-            &bin,
-            &[
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--daemonize",
-                "no",
-                "--enable-debug-command",
-                "yes",
-                "--bind",
-                "127.0.0.1",
-            ],
-        ))
+        let mut args = vec![
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--daemonize",
+            "no",
+            "--enable-debug-command",
+            "yes",
+            "--bind",
+            "127.0.0.1",
+        ];
+        args.extend_from_slice(extra);
+        Some(Process::spawn("redis-server", &bin, &args))
     }
 }
 

@@ -1,0 +1,1127 @@
+//! Snapshots on disk (Redis's rdb.c, the server half): SAVE, BGSAVE by
+//! fork, save points, LASTSAVE, loading at start-up and DEBUG RELOAD.
+//! The file format itself lives in the `rdb` crate; this file decides
+//! *when* to save and load, and what the rest of the server sees meanwhile.
+//!
+//! BGSAVE is the fork lesson. `fork()` copies the parent's page tables
+//! (not its pages): with a big dataset that alone takes milliseconds, and
+//! the whole server waits (`latest_fork_usec`, the `fork` LATENCY event).
+//! After that the child writes `temp-<pid>.rdb` from its copy-on-write view
+//! of memory while the parent keeps serving; every page the parent writes
+//! to is copied (the child measures them as Private_Dirty in
+//! /proc/self/smaps: `rdb_last_cow_size`). The parent reaps the child in
+//! `server_cron` (`check_children_done`) and only then counts the save.
+//!
+//! The child is a single-threaded copy of a multi-threaded process: it only
+//! reads the keyspace, writes a file and leaves with `_exit`. It never
+//! touches the lazy-free queue (whose lock the `bio_lazy_free` thread may
+//! have held at the fork), runs no destructors, and closes the listening
+//! sockets so a restarted server can bind while it still runs. jemalloc
+//! handles fork itself (its atfork handlers).
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::Instant;
+
+use rdb::load::{Entry, LoadLimits, RdbReader};
+use rdb::save::{KeyMeta, RdbWriter};
+use rdb::RdbError;
+use storage::object::RObj;
+use storage::t_hash::HashLimits;
+use storage::t_zset::ZSetLimits;
+
+use crate::evict::{lfu_decr_and_return, lfu_get_time_in_minutes, policy_is_lfu, policy_is_lru};
+use crate::log::{server_log, LogLevel};
+use crate::networking::Client;
+use crate::server::{get_lru_clock, mstime, Server, REDIS_VERSION};
+
+/// CONFIG_BGSAVE_RETRY_DELAY: after a failed BGSAVE, save points wait this
+/// many seconds before trying again (a full disk would otherwise fork every
+/// cron tick).
+pub const CONFIG_BGSAVE_RETRY_DELAY: i64 = 5;
+
+/// CHILD_COW_DUTY_CYCLE: reading /proc/self/smaps is expensive on a big
+/// process; the child spends at most 1/100 of its time measuring COW.
+const CHILD_COW_DUTY_CYCLE: u64 = 100;
+
+/// The child info messages (childinfo.c CHILD_INFO_TYPE_*).
+const CHILD_INFO_TYPE_CURRENT_INFO: u64 = 0;
+const CHILD_INFO_TYPE_RDB_COW_SIZE: u64 = 2;
+
+/// A save failed (C_ERR); the reason is already in the log, as in Redis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SaveError;
+
+/// server.rdb_* / stat_* fields: the persistence state INFO reports.
+#[derive(Debug)]
+pub struct RdbState {
+    /// The BGSAVE child (server.child_pid with child_type RDB).
+    pub child_pid: Option<libc::pid_t>,
+    /// Read end of the child info pipe (server.child_info_pipe[0]).
+    child_info_pipe: Option<OwnedFd>,
+    /// Partial message bytes read from the pipe so far.
+    child_info_buf: Vec<u8>,
+    /// rdb_save_time_start / rdb_save_time_last (unix seconds, -1 = none).
+    pub save_time_start: i64,
+    pub save_time_last: i64,
+    /// lastbgsave_status == C_OK.
+    pub lastbgsave_ok: bool,
+    /// When a BGSAVE was last attempted (unix seconds).
+    pub lastbgsave_try: i64,
+    pub dirty_before_bgsave: u64,
+    /// BGSAVE SCHEDULE (or BGSAVE inside MULTI) is waiting for its turn.
+    pub bgsave_scheduled: bool,
+    /// stat_rdb_saves: SAVE and BGSAVE calls.
+    pub stat_rdb_saves: u64,
+    /// stat_rdb_cow_bytes: the peak COW the last child reported.
+    pub stat_rdb_cow_bytes: u64,
+    /// While a child runs: its latest report (stat_current_*).
+    pub current_cow_peak: u64,
+    pub current_cow_bytes: u64,
+    pub current_cow_updated: Option<Instant>,
+    pub current_save_keys_processed: u64,
+    pub current_save_keys_total: u64,
+    /// The last load (rdb_last_load_keys_*).
+    pub last_load_keys_expired: u64,
+    pub last_load_keys_loaded: u64,
+    /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RDB and DUMP checksums are not
+    /// checked (Redis's corrupt-dump tests feed mangled payloads this way).
+    pub skip_checksum_validation: bool,
+}
+
+impl Default for RdbState {
+    fn default() -> Self {
+        RdbState {
+            child_pid: None,
+            child_info_pipe: None,
+            child_info_buf: Vec::new(),
+            save_time_start: -1,
+            save_time_last: -1,
+            lastbgsave_ok: true,
+            lastbgsave_try: 0,
+            dirty_before_bgsave: 0,
+            bgsave_scheduled: false,
+            stat_rdb_saves: 0,
+            stat_rdb_cow_bytes: 0,
+            current_cow_peak: 0,
+            current_cow_bytes: 0,
+            current_cow_updated: None,
+            current_save_keys_processed: 0,
+            current_save_keys_total: 0,
+            last_load_keys_expired: 0,
+            last_load_keys_loaded: 0,
+            skip_checksum_validation: false,
+        }
+    }
+}
+
+impl RdbState {
+    /// hasActiveChildProcess (the only children redis-lite forks so far).
+    pub fn has_active_child(&self) -> bool {
+        self.child_pid.is_some()
+    }
+}
+
+// ---------------------------------------------------------------- config
+
+fn cfg_yes(srv: &Server, name: &str) -> bool {
+    srv.config.get_string(name).as_deref() == Some("yes")
+}
+
+fn cfg_num(srv: &Server, name: &str) -> i64 {
+    srv.config
+        .get_string(name)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// rdbcompression: LZF for strings over 20 bytes.
+pub fn rdb_compression(srv: &Server) -> bool {
+    cfg_yes(srv, "rdbcompression")
+}
+
+/// The loading server's conversion thresholds.
+pub fn load_limits(srv: &Server) -> LoadLimits {
+    let c = &srv.config;
+    LoadLimits {
+        list_max_listpack_size: c.list_max_listpack_size,
+        list_compress_depth: c.list_compress_depth,
+        set_max_intset_entries: c.set_max_intset_entries.max(0) as usize,
+        hash: HashLimits {
+            max_listpack_entries: c.hash_max_listpack_entries.max(0) as usize,
+            max_listpack_value: c.hash_max_listpack_value.max(0) as usize,
+        },
+        zset: ZSetLimits {
+            max_listpack_entries: c.zset_max_listpack_entries.max(0) as usize,
+            max_listpack_value: c.zset_max_listpack_value.max(0) as usize,
+        },
+    }
+}
+
+/// sanitize-dump-payload: `yes` checks listpacks for duplicates everywhere;
+/// `clients` only for RESTORE from clients; `no` (the default) nowhere.
+/// The structural checks that keep us from crashing always run.
+pub fn deep_sanitize(srv: &Server, from_client: bool) -> bool {
+    match srv.config.get_string("sanitize-dump-payload").as_deref() {
+        Some("yes") => true,
+        Some("clients") => from_client,
+        _ => false,
+    }
+}
+
+// ------------------------------------------------------------------ saving
+
+/// rdbSaveRio: the whole dataset as an RDB stream into `out`.
+fn rdb_save_rio<W: Write>(srv: &Server, out: W, mut progress: impl FnMut(u64)) -> io::Result<W> {
+    let mut w = RdbWriter::new(out, rdb_compression(srv), cfg_yes(srv, "rdbchecksum"));
+    w.save_header()?;
+    let used_mem = crate::memory::used_memory() as u64;
+    w.save_info_aux_fields(REDIS_VERSION, mstime() / 1000, used_mem, false)?;
+    for lib in srv.functions.lib_ctx.libraries.values() {
+        w.save_function(&lib.code)?;
+    }
+    // rdbSaveKeyValuePair's eviction hints, computed as of now.
+    let policy = srv.config.maxmemory_policy;
+    let (savelru, savelfu) = (policy_is_lru(policy), policy_is_lfu(policy));
+    let lruclock = get_lru_clock();
+    let now_min = lfu_get_time_in_minutes(mstime());
+    let decay = srv.config.lfu_decay_time;
+    let delay = cfg_num(srv, "rdb-key-save-delay");
+    let mut keys = 0u64;
+    for (dbid, db) in srv.dbs.iter().enumerate() {
+        if db.dict.is_empty() {
+            continue;
+        }
+        w.save_select_db(dbid as u64)?;
+        w.save_resize_db(db.dict.len() as u64, db.expires.len() as u64)?;
+        for (key, o) in db.dict.iter() {
+            let meta = KeyMeta {
+                expire_ms: db.get_expire(key),
+                idle_secs: savelru
+                    .then(|| crate::object::estimate_object_idle_time(lruclock, o.lru) / 1000),
+                freq: savelfu.then(|| lfu_decr_and_return(o.lru, now_min, decay) as u8),
+            };
+            w.save_key_value_pair(key, o, meta)?;
+            keys += 1;
+            progress(keys);
+            // rdb-key-save-delay: slow saves down on purpose (tests).
+            if delay > 0 {
+                std::thread::sleep(std::time::Duration::from_micros(delay as u64));
+            }
+        }
+    }
+    w.finish()
+}
+
+/// REDIS_AUTOSYNC_BYTES: with rdb-save-incremental-fsync, the file is
+/// flushed to disk every 4 MB, so the kernel never holds a whole snapshot
+/// of dirty pages and the final fsync is short.
+const REDIS_AUTOSYNC_BYTES: u64 = 4 * 1024 * 1024;
+
+/// rioFileWrite with autosync: a file that starts the write-out of each
+/// 4 MB as it is complete (sync_file_range WRITE) and waits for the one
+/// before it, as Redis does.
+struct AutoSyncFile {
+    file: File,
+    autosync: u64,
+    processed: u64,
+}
+
+impl Write for AutoSyncFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.autosync == 0 {
+            return self.file.write(buf);
+        }
+        // Never cross a 4 MB boundary in one write.
+        let room = self.autosync - self.processed % self.autosync;
+        let n = self.file.write(&buf[..buf.len().min(room as usize)])?;
+        self.processed += n as u64;
+        if self.processed.is_multiple_of(self.autosync) {
+            let fd = self.file.as_raw_fd();
+            let a = self.autosync as i64;
+            let end = self.processed as i64;
+            // SAFETY: sync_file_range on our own descriptor and offsets.
+            let r = unsafe {
+                let mut r = libc::sync_file_range(fd, end - a, a, libc::SYNC_FILE_RANGE_WRITE);
+                if r == 0 && end >= 2 * a {
+                    r = libc::sync_file_range(
+                        fd,
+                        end - 2 * a,
+                        a,
+                        libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                            | libc::SYNC_FILE_RANGE_WRITE
+                            | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+                    );
+                }
+                r
+            };
+            if r == -1 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// The working directory for log lines (get_current_dir_name).
+fn cwd() -> String {
+    std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+/// rdbSave's file work: write `temp-<pid>.rdb`, fsync it, rename it over
+/// `filename`, fsync the directory. Logs Redis's lines on every failure.
+/// Runs in the parent (SAVE) and in the BGSAVE child.
+fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Result<(), SaveError> {
+    let tmpfile = format!("temp-{}.rdb", std::process::id());
+    let file = match File::create(&tmpfile) {
+        Ok(f) => f,
+        Err(e) => {
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Failed opening the temp RDB file {tmpfile} (in server root dir {}) for saving: {}",
+                    cwd(),
+                    crate::config::strerror(&e)
+                ),
+            );
+            return Err(SaveError);
+        }
+    };
+    let werr = |op: &str, e: &io::Error| {
+        server_log(
+            LogLevel::Warning,
+            &format!(
+                "Write error saving DB on disk({op}): {}",
+                crate::config::strerror(e)
+            ),
+        );
+        let _ = std::fs::remove_file(&tmpfile);
+    };
+    let autosync = if cfg_yes(srv, "rdb-save-incremental-fsync") {
+        REDIS_AUTOSYNC_BYTES
+    } else {
+        0
+    };
+    // RdbWriter already hands over 64 KB chunks: no BufWriter needed.
+    let out = AutoSyncFile {
+        file,
+        autosync,
+        processed: 0,
+    };
+    let file = match rdb_save_rio(srv, out, progress) {
+        Ok(o) => o.file,
+        Err(e) => {
+            werr("rdbSaveRio", &e);
+            return Err(SaveError);
+        }
+    };
+    if let Err(e) = file.sync_all() {
+        werr("fsync", &e);
+        return Err(SaveError);
+    }
+    drop(file);
+    if let Err(e) = std::fs::rename(&tmpfile, filename) {
+        server_log(
+            LogLevel::Warning,
+            &format!(
+                "Error moving temp DB file {tmpfile} on the final destination {filename} (in server root dir {}): {}",
+                cwd(),
+                crate::config::strerror(&e)
+            ),
+        );
+        let _ = std::fs::remove_file(&tmpfile);
+        return Err(SaveError);
+    }
+    // fsyncFileDir: make the rename itself durable.
+    let dir = std::path::Path::new(filename)
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
+        werr("fsyncFileDir", &e);
+        return Err(SaveError);
+    }
+    server_log(LogLevel::Notice, "DB saved on disk");
+    Ok(())
+}
+
+/// rdbSave (in the parent): a synchronous save. The whole server waits
+/// for it, which is why SAVE exists mostly for tests and shutdown.
+pub fn rdb_save(srv: &mut Server) -> Result<(), SaveError> {
+    let filename = srv.config.dbfilename.clone();
+    rdb_save_file(srv, &filename, |_| {})?;
+    srv.dirty = 0;
+    srv.lastsave = mstime() / 1000;
+    srv.rdb.lastbgsave_ok = true;
+    Ok(())
+}
+
+/// zmalloc_get_private_dirty(-1): the bytes of this process's pages that
+/// were written since the fork (the copy-on-write cost).
+fn private_dirty_bytes() -> u64 {
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
+        return 0;
+    };
+    smaps
+        .lines()
+        .filter_map(|l| l.strip_prefix("Private_Dirty:"))
+        .filter_map(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .sum::<u64>()
+        * 1024
+}
+
+/// sendChildInfoGeneric's state in the child: how often to measure COW.
+struct ChildInfo {
+    fd: libc::c_int,
+    cow: u64,
+    peak: u64,
+    sum: u64,
+    updates: u64,
+    cow_updated: Option<Instant>,
+    cow_cost_us: u64,
+    last_sent: Instant,
+}
+
+impl ChildInfo {
+    /// sendChildInfoGeneric: measure COW (throttled for progress reports),
+    /// log it, and send `[type, keys, cow]` to the parent.
+    fn send(&mut self, info_type: u64, keys: u64) {
+        let now = Instant::now();
+        let due = self.cow_updated.is_none_or(|t| {
+            now.duration_since(t).as_micros() as u64 > self.cow_cost_us * CHILD_COW_DUTY_CYCLE
+        });
+        if info_type != CHILD_INFO_TYPE_CURRENT_INFO || due {
+            self.cow = private_dirty_bytes();
+            let done = Instant::now();
+            self.cow_cost_us = done.duration_since(now).as_micros() as u64;
+            self.cow_updated = Some(done);
+            self.peak = self.peak.max(self.cow);
+            self.sum += self.cow;
+            self.updates += 1;
+            let final_info = info_type != CHILD_INFO_TYPE_CURRENT_INFO;
+            if self.cow > 0 || final_info {
+                server_log(
+                    if final_info {
+                        LogLevel::Notice
+                    } else {
+                        LogLevel::Verbose
+                    },
+                    &format!(
+                        "Fork CoW for RDB: current {} MB, peak {} MB, average {} MB",
+                        self.cow >> 20,
+                        self.peak >> 20,
+                        (self.sum / self.updates) >> 20
+                    ),
+                );
+            }
+        }
+        let mut msg = [0u8; 24];
+        msg[..8].copy_from_slice(&info_type.to_le_bytes());
+        msg[8..16].copy_from_slice(&keys.to_le_bytes());
+        msg[16..].copy_from_slice(&self.cow.to_le_bytes());
+        // SAFETY: writing a stack buffer to our own pipe descriptor.
+        unsafe {
+            libc::write(self.fd, msg.as_ptr().cast(), msg.len());
+        }
+    }
+}
+
+/// rdbSaveBackground: fork, and let the child write the snapshot.
+pub fn rdb_save_background(srv: &mut Server) -> Result<(), SaveError> {
+    if srv.rdb.has_active_child() {
+        return Err(SaveError);
+    }
+    srv.rdb.stat_rdb_saves += 1;
+    srv.rdb.dirty_before_bgsave = srv.dirty;
+    srv.rdb.lastbgsave_try = mstime() / 1000;
+
+    // The child info pipe: the child writes, the parent reads without
+    // blocking from server_cron.
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills `fds` with two new descriptors on success.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        fds = [-1, -1];
+    }
+    let keys_total: u64 = srv.dbs.iter().map(|d| d.size() as u64).sum();
+
+    let pid = match crate::server::redis_fork(srv, crate::server::ChildType::Rdb) {
+        Ok(0) => rdb_child_main(srv, fds),
+        Ok(pid) => pid,
+        Err(e) => {
+            for fd in fds.into_iter().filter(|&fd| fd >= 0) {
+                // SAFETY: both ends are ours and unused.
+                unsafe { libc::close(fd) };
+            }
+            srv.rdb.lastbgsave_ok = false;
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Can't save in background: fork: {}",
+                    crate::config::strerror(&e)
+                ),
+            );
+            return Err(SaveError);
+        }
+    };
+    if fds[1] >= 0 {
+        // SAFETY: closing our copy of the write end, which we own.
+        unsafe { libc::close(fds[1]) };
+    }
+    srv.rdb.child_pid = Some(pid);
+    // SAFETY: fds[0] is a fresh descriptor that nothing else owns.
+    srv.rdb.child_info_pipe = (fds[0] >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fds[0]) });
+    srv.rdb.child_info_buf.clear();
+    srv.rdb.current_save_keys_total = keys_total;
+    server_log(
+        LogLevel::Notice,
+        &format!("Background saving started by pid {pid}"),
+    );
+    srv.rdb.save_time_start = mstime() / 1000;
+    Ok(())
+}
+
+/// The BGSAVE child: write the snapshot, report COW, `_exit`.
+fn rdb_child_main(srv: &Server, fds: [libc::c_int; 2]) -> ! {
+    // redis_fork has set up the child; the read end of the pipe is the
+    // parent's (closing it means a dead parent gives us a write error).
+    if fds[0] >= 0 {
+        // SAFETY: closing the child's copy of an inherited descriptor.
+        unsafe { libc::close(fds[0]) };
+    }
+    let mut info = ChildInfo {
+        fd: fds[1],
+        cow: 0,
+        peak: 0,
+        sum: 0,
+        updates: 0,
+        cow_updated: None,
+        cow_cost_us: 0,
+        last_sent: Instant::now(),
+    };
+    let filename = srv.config.dbfilename.clone();
+    let ok = rdb_save_file(srv, &filename, |keys| {
+        // Every 1024 keys, at most once a second: progress for INFO.
+        if keys & 1023 == 0 && info.last_sent.elapsed().as_millis() >= 1000 {
+            info.send(CHILD_INFO_TYPE_CURRENT_INFO, keys);
+            info.last_sent = Instant::now();
+        }
+    })
+    .is_ok();
+    if ok {
+        info.send(CHILD_INFO_TYPE_RDB_COW_SIZE, 0);
+    }
+    // exitFromChild: _exit, so no destructor or atexit handler runs in
+    // a process that shares its parent's state.
+    // SAFETY: terminating the child process.
+    unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+}
+
+/// receiveChildInfo + updateChildInfo: drain the pipe (non-blocking).
+fn receive_child_info(srv: &mut Server) {
+    let Some(fd) = srv.rdb.child_info_pipe.as_ref().map(|f| f.as_raw_fd()) else {
+        return;
+    };
+    let mut buf = [0u8; 24 * 16];
+    loop {
+        // SAFETY: reading into a stack buffer from our own descriptor.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            break;
+        }
+        srv.rdb.child_info_buf.extend_from_slice(&buf[..n as usize]);
+    }
+    while srv.rdb.child_info_buf.len() >= 24 {
+        let m: Vec<u8> = srv.rdb.child_info_buf.drain(..24).collect();
+        let word = |i: usize| u64::from_le_bytes(m[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
+        let (info_type, keys, cow) = (word(0), word(1), word(2));
+        let st = &mut srv.rdb;
+        st.current_cow_peak = st.current_cow_peak.max(cow);
+        if info_type == CHILD_INFO_TYPE_CURRENT_INFO {
+            st.current_cow_bytes = cow;
+            st.current_cow_updated = Some(Instant::now());
+            st.current_save_keys_processed = keys;
+        } else if info_type == CHILD_INFO_TYPE_RDB_COW_SIZE {
+            st.stat_rdb_cow_bytes = st.current_cow_peak;
+        }
+    }
+}
+
+/// The BGSAVE child ended (reaped by server::check_children_done): count
+/// the save or the failure, take its last COW report, forget the child.
+pub fn background_save_done(srv: &mut Server, exitcode: i32, bysignal: i32) {
+    background_save_done_handler(srv, exitcode, bysignal);
+    if bysignal == 0 && exitcode == 0 {
+        receive_child_info(srv);
+    }
+    reset_child_state(srv);
+}
+
+/// backgroundSaveDoneHandlerDisk: count the save (or the failure).
+fn background_save_done_handler(srv: &mut Server, exitcode: i32, bysignal: i32) {
+    let now = mstime() / 1000;
+    if bysignal == 0 && exitcode == 0 {
+        server_log(
+            LogLevel::Notice,
+            "Background saving terminated with success",
+        );
+        // Changes made while the child was writing still count.
+        srv.dirty = srv.dirty.saturating_sub(srv.rdb.dirty_before_bgsave);
+        srv.lastsave = now;
+        srv.rdb.lastbgsave_ok = true;
+    } else if bysignal == 0 {
+        server_log(LogLevel::Warning, "Background saving error");
+        srv.rdb.lastbgsave_ok = false;
+    } else {
+        server_log(
+            LogLevel::Warning,
+            &format!("Background saving terminated by signal {bysignal}"),
+        );
+        let start = Instant::now();
+        if let Some(pid) = srv.rdb.child_pid {
+            rdb_remove_temp_file(pid);
+        }
+        let ms = start.elapsed().as_millis() as u64;
+        let threshold = srv.config.latency_monitor_threshold;
+        srv.latency
+            .add_sample_if_needed(threshold, "rdb-unlink-temp-file", ms);
+        // SIGUSR1 is how we stop a child on purpose: not an error.
+        if bysignal != libc::SIGUSR1 {
+            srv.rdb.lastbgsave_ok = false;
+        }
+    }
+    srv.rdb.save_time_last = now - srv.rdb.save_time_start;
+    srv.rdb.save_time_start = -1;
+}
+
+/// resetChildState.
+fn reset_child_state(srv: &mut Server) {
+    let st = &mut srv.rdb;
+    st.child_pid = None;
+    st.child_info_pipe = None;
+    st.child_info_buf.clear();
+    st.current_cow_peak = 0;
+    st.current_cow_bytes = 0;
+    st.current_cow_updated = None;
+    st.current_save_keys_processed = 0;
+    st.current_save_keys_total = 0;
+    storage::dict::set_resize_allowed(true);
+}
+
+/// rdbRemoveTempFile.
+fn rdb_remove_temp_file(childpid: libc::pid_t) {
+    let _ = std::fs::remove_file(format!("temp-{childpid}.rdb"));
+}
+
+/// killRDBChild: SIGUSR1, reaped (and cleaned up) by check_children_done.
+pub fn kill_rdb_child(srv: &mut Server) {
+    if let Some(pid) = srv.rdb.child_pid {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid, libc::SIGUSR1) };
+    }
+}
+
+/// The persistence part of serverCron: reap a finished child, read its
+/// progress once a second, or start a BGSAVE when a save point is due
+/// (or one was scheduled).
+pub fn rdb_cron(srv: &mut Server) {
+    let now = mstime() / 1000;
+    if srv.rdb.has_active_child() {
+        if crate::server::run_with_period(srv, 1000) {
+            receive_child_info(srv);
+        }
+        return;
+    }
+    // A failed BGSAVE is retried only after CONFIG_BGSAVE_RETRY_DELAY.
+    let may_retry =
+        now - srv.rdb.lastbgsave_try > CONFIG_BGSAVE_RETRY_DELAY || srv.rdb.lastbgsave_ok;
+    let due = srv
+        .config
+        .save_params
+        .iter()
+        .copied()
+        .find(|&(secs, changes)| {
+            srv.dirty >= changes as u64 && now - srv.lastsave > secs && may_retry
+        });
+    if let Some((secs, changes)) = due {
+        server_log(
+            LogLevel::Notice,
+            &format!("{changes} changes in {secs} seconds. Saving..."),
+        );
+        let _ = rdb_save_background(srv);
+        return;
+    }
+    if srv.rdb.bgsave_scheduled && may_retry && rdb_save_background(srv).is_ok() {
+        srv.rdb.bgsave_scheduled = false;
+    }
+}
+
+/// writeCommandsDeniedByDiskError (the RDB half): the MISCONF condition.
+pub fn write_commands_denied_by_disk_error(srv: &Server) -> bool {
+    !srv.rdb.lastbgsave_ok
+        && !srv.config.save_params.is_empty()
+        && cfg_yes(srv, "stop-writes-on-bgsave-error")
+}
+
+/// shared.bgsaveerr.
+pub const MISCONF_ERR: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+
+// ----------------------------------------------------------------- loading
+
+/// How a load treats keys already in memory (RDBFLAGS_ALLOW_DUP).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum LoadMode {
+    /// Start-up and DEBUG RELOAD: a duplicate key is a corrupt file.
+    Fresh,
+    /// DEBUG RELOAD MERGE: a loaded key replaces the one in memory.
+    AllowDup,
+}
+
+/// Why rdb_load failed: the file is not there (or unreadable), or its
+/// contents are bad (then Redis stops the server).
+pub enum LoadError {
+    Open(io::Error),
+    Bad(String),
+}
+
+/// rdbLoad: read the file into the (already emptied) databases and the
+/// function registry, logging as Redis does.
+pub fn rdb_load(srv: &mut Server, filename: &str, mode: LoadMode) -> Result<(), LoadError> {
+    let file = File::open(filename).map_err(LoadError::Open)?;
+    let size = file.metadata().map(|m| m.len()).ok();
+    srv.rdb.last_load_keys_expired = 0;
+    srv.rdb.last_load_keys_loaded = 0;
+    let checksum = cfg_yes(srv, "rdbchecksum");
+    let mut r = RdbReader::new(file, size, checksum, load_limits(srv));
+    r.deep = deep_sanitize(srv, false);
+    let res = rdb_load_rio(srv, &mut r, mode);
+    res.map_err(|e| {
+        let msg = match &e {
+            RdbError::Io(_) => {
+                server_log(
+                    LogLevel::Warning,
+                    "Short read or OOM loading DB. Unrecoverable error, aborting now.",
+                );
+                "Unexpected EOF reading RDB file".to_string()
+            }
+            other => other.to_string(),
+        };
+        LoadError::Bad(format!(
+            "Internal error in RDB reading offset {}, function at rdb.c:0 -> {msg}",
+            r.processed()
+        ))
+    })
+}
+
+/// rdbLoadRioWithLoadingCtx: the loop over the file's entries.
+fn rdb_load_rio<R: io::Read>(
+    srv: &mut Server,
+    r: &mut RdbReader<R>,
+    mode: LoadMode,
+) -> Result<(), RdbError> {
+    r.load_header()?;
+    let now = mstime();
+    let lru_clock = get_lru_clock() as i64;
+    let mut dbid = 0usize;
+    let mut empty_keys_skipped = 0u64;
+    loop {
+        match r.next_entry()? {
+            Entry::Aux { key, value } => log_aux_field(srv, &key, &value),
+            Entry::Function(code) => {
+                let code = bytes::Bytes::from(code);
+                let timeout = std::time::Duration::from_millis(500);
+                let replace = mode == LoadMode::AllowDup;
+                if let Err(e) = crate::function::functions_create_with_library_ctx(
+                    &mut srv.functions,
+                    &code,
+                    replace,
+                    timeout,
+                ) {
+                    let e = String::from_utf8_lossy(&e).into_owned();
+                    server_log(LogLevel::Warning, &format!("Failed loading library, {e}"));
+                    // rdbLoad goes to its eoferr path, as for a short read.
+                    return Err(RdbError::Io(io::Error::other("Failed loading library")));
+                }
+            }
+            Entry::SelectDb(id) => {
+                if id >= srv.dbs.len() as u64 {
+                    server_log(
+                        LogLevel::Warning,
+                        &format!(
+                            "FATAL: Data file was created with a Redis server configured to handle more than {} databases. Exiting\n",
+                            srv.dbs.len()
+                        ),
+                    );
+                    std::process::exit(1);
+                }
+                dbid = id as usize;
+            }
+            Entry::ResizeDb {
+                db_size,
+                expires_size,
+            } => {
+                // Presize, but never beyond what the file could hold.
+                srv.dbs[dbid].dict.expand(r.cap(db_size));
+                srv.dbs[dbid].expires.expand(r.cap(expires_size));
+            }
+            Entry::EmptyKey { key } => {
+                empty_keys_skipped += 1;
+                if empty_keys_skipped <= 10 {
+                    server_log(
+                        LogLevel::Warning,
+                        &format!(
+                            "rdbLoadObject skipping empty key: {}",
+                            String::from_utf8_lossy(&key)
+                        ),
+                    );
+                }
+            }
+            Entry::Key { key, value, meta } => {
+                // A master drops keys that expired while the file sat on disk.
+                if meta.expire_ms.is_some_and(|t| t < now) {
+                    srv.rdb.last_load_keys_expired += 1;
+                    continue;
+                }
+                let mut o = RObj::new(value, crate::evict::object_lru_init(srv));
+                crate::object::object_set_lru_or_lfu(
+                    srv,
+                    &mut o,
+                    meta.freq.map_or(-1, i64::from),
+                    meta.idle_secs.map_or(-1, |v| v.min(i64::MAX as u64) as i64),
+                    lru_clock,
+                    1000,
+                );
+                let db = &mut srv.dbs[dbid];
+                srv.rdb.last_load_keys_loaded += 1;
+                if db.dict.contains_key(&key) {
+                    if mode != LoadMode::AllowDup {
+                        server_log(
+                            LogLevel::Warning,
+                            &format!(
+                                "RDB has duplicated key '{}' in DB {dbid}",
+                                String::from_utf8_lossy(&key)
+                            ),
+                        );
+                        return Err(RdbError::Corrupt("Duplicated key found in RDB file".into()));
+                    }
+                    db.delete(&key);
+                }
+                if let Some(when) = meta.expire_ms {
+                    db.add(key.clone().into_boxed_slice(), o);
+                    db.set_expire(&key, when);
+                } else {
+                    db.add(key.into_boxed_slice(), o);
+                }
+            }
+            Entry::Eof { stored, computed } => {
+                if let Some(stored) = stored {
+                    if cfg_yes(srv, "rdbchecksum") && !srv.rdb.skip_checksum_validation {
+                        if stored == 0 {
+                            server_log(
+                                LogLevel::Warning,
+                                "RDB file was saved with checksum disabled: no check performed.",
+                            );
+                        } else if stored != computed {
+                            server_log(
+                                LogLevel::Warning,
+                                &format!(
+                                    "Wrong RDB checksum expected: ({computed:x}) but got ({stored:x}). Aborting now."
+                                ),
+                            );
+                            return Err(RdbError::Corrupt("RDB CRC error".into()));
+                        }
+                    }
+                }
+                break;
+            }
+        }
+    }
+    let (loaded, expired) = (
+        srv.rdb.last_load_keys_loaded,
+        srv.rdb.last_load_keys_expired,
+    );
+    if empty_keys_skipped > 0 {
+        server_log(
+            LogLevel::Warning,
+            &format!("Done loading RDB, keys loaded: {loaded}, keys expired: {expired}, empty keys skipped: {empty_keys_skipped}."),
+        );
+    } else {
+        server_log(
+            LogLevel::Notice,
+            &format!("Done loading RDB, keys loaded: {loaded}, keys expired: {expired}."),
+        );
+    }
+    Ok(())
+}
+
+/// The AUX fields Redis logs while loading.
+fn log_aux_field(_srv: &Server, key: &[u8], value: &[u8]) {
+    let v = String::from_utf8_lossy(value);
+    let num = || v.trim().parse::<i64>().unwrap_or(0);
+    if key.first() == Some(&b'%') {
+        server_log(
+            LogLevel::Notice,
+            &format!("RDB '{}': {v}", String::from_utf8_lossy(key)),
+        );
+        return;
+    }
+    match &key.to_ascii_lowercase()[..] {
+        b"redis-ver" => server_log(
+            LogLevel::Notice,
+            &format!("Loading RDB produced by version {v}"),
+        ),
+        b"ctime" => {
+            let age = (mstime() / 1000 - num()).max(0);
+            server_log(LogLevel::Notice, &format!("RDB age {age} seconds"));
+        }
+        b"used-mem" => server_log(
+            LogLevel::Notice,
+            &format!(
+                "RDB memory usage when created {:.2} Mb",
+                num() as f64 / (1024.0 * 1024.0)
+            ),
+        ),
+        b"aof-preamble" if num() != 0 => server_log(LogLevel::Notice, "RDB has an AOF tail"),
+        b"aof-base" if num() != 0 => server_log(LogLevel::Notice, "RDB is base AOF"),
+        b"redis-bits" | b"repl-stream-db" | b"repl-id" | b"repl-offset" | b"lua"
+        | b"aof-preamble" | b"aof-base" => {}
+        _ => server_log(
+            LogLevel::Debug,
+            &format!(
+                "Unrecognized RDB AUX field: '{}'",
+                String::from_utf8_lossy(key)
+            ),
+        ),
+    }
+}
+
+/// loadDataFromDisk (the RDB branch): at start-up, before serving.
+pub fn load_data_from_disk(srv: &mut Server) {
+    let start = Instant::now();
+    let filename = srv.config.dbfilename.clone();
+    match rdb_load(srv, &filename, LoadMode::Fresh) {
+        Ok(()) => server_log(
+            LogLevel::Notice,
+            &format!(
+                "DB loaded from disk: {:.3} seconds",
+                start.elapsed().as_secs_f64()
+            ),
+        ),
+        Err(LoadError::Open(e)) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(LoadError::Open(e)) => {
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Fatal error loading the DB: {}. Exiting.",
+                    crate::config::strerror(&e)
+                ),
+            );
+            std::process::exit(1);
+        }
+        Err(LoadError::Bad(msg)) => fatal_load_error(&msg),
+    }
+}
+
+/// rdbReportError while loading a file: log, and stop the server.
+fn fatal_load_error(msg: &str) -> ! {
+    server_log(LogLevel::Warning, msg);
+    server_log(
+        LogLevel::Warning,
+        "Terminating server after rdb file reading failure.",
+    );
+    std::process::exit(1);
+}
+
+// ---------------------------------------------------------------- commands
+
+/// SAVE
+// redis: rdb.c saveCommand
+pub fn save_command(srv: &mut Server, c: &mut Client) {
+    if srv.rdb.has_active_child() {
+        return c.add_reply_error("ERR Background save already in progress");
+    }
+    srv.rdb.stat_rdb_saves += 1;
+    match rdb_save(srv) {
+        Ok(()) => c.add_reply_ok(),
+        Err(SaveError) => c.add_reply_error("ERR"),
+    }
+}
+
+/// BGSAVE [SCHEDULE]
+// redis: rdb.c bgsaveCommand
+pub fn bgsave_command(srv: &mut Server, c: &mut Client) {
+    let mut schedule = false;
+    if c.argc() > 1 {
+        if c.argc() == 2 && c.arg(1).eq_ignore_ascii_case(b"schedule") {
+            schedule = true;
+        } else {
+            return c.add_reply_syntax_error();
+        }
+    }
+    let in_exec = c.has_flag(crate::networking::CLIENT_EXECUTING_MULTI);
+    if srv.rdb.has_active_child() {
+        c.add_reply_error("ERR Background save already in progress");
+    } else if in_exec {
+        // Forking inside EXEC would snapshot half a transaction's effects
+        // for nothing: Redis schedules it for the next cron instead.
+        let _ = schedule;
+        srv.rdb.bgsave_scheduled = true;
+        c.add_reply_status(b"Background saving scheduled");
+    } else if rdb_save_background(srv).is_ok() {
+        c.add_reply_status(b"Background saving started");
+    } else {
+        c.add_reply_error("ERR");
+    }
+}
+
+/// The persistence steps of prepareForShutdown/finishShutdown: stop a
+/// BGSAVE child, then save when save points exist (unless NOSAVE) or SAVE
+/// was given. Err when the final save failed and FORCE was not given.
+pub fn rdb_prepare_for_shutdown(
+    srv: &mut Server,
+    save: bool,
+    nosave: bool,
+    force: bool,
+) -> Result<(), SaveError> {
+    if let Some(pid) = srv.rdb.child_pid {
+        server_log(
+            LogLevel::Warning,
+            "There is a child saving an .rdb. Killing it!",
+        );
+        kill_rdb_child(srv);
+        rdb_remove_temp_file(pid);
+    }
+    if (!srv.config.save_params.is_empty() && !nosave) || save {
+        server_log(
+            LogLevel::Notice,
+            "Saving the final RDB snapshot before exiting.",
+        );
+        if rdb_save(srv).is_err() {
+            if force {
+                server_log(
+                    LogLevel::Warning,
+                    "Error trying to save the DB. Exit anyway.",
+                );
+            } else {
+                server_log(
+                    LogLevel::Warning,
+                    "Error trying to save the DB, can't exit.",
+                );
+                server_log(
+                    LogLevel::Warning,
+                    "Errors trying to shut down the server. Check the logs for more information.",
+                );
+                return Err(SaveError);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// flushAllDataAndResetRDB's persistence half (after emptyData): stop a
+/// BGSAVE child (its snapshot is stale now) and, with save points, save
+/// the empty dataset right away, which resets the dirty counter.
+pub fn flushall_reset_rdb(srv: &mut Server) {
+    if srv.rdb.has_active_child() {
+        kill_rdb_child(srv);
+    }
+    if !srv.config.save_params.is_empty() {
+        let _ = rdb_save(srv);
+    }
+}
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]
+// redis: debug.c debugCommand (reload)
+pub fn debug_reload(srv: &mut Server, c: &mut Client) {
+    let (mut flush, mut save, mut mode) = (true, true, LoadMode::Fresh);
+    for j in 2..c.argc() {
+        let opt = c.arg(j);
+        if opt.eq_ignore_ascii_case(b"merge") {
+            mode = LoadMode::AllowDup;
+        } else if opt.eq_ignore_ascii_case(b"noflush") {
+            flush = false;
+        } else if opt.eq_ignore_ascii_case(b"nosave") {
+            save = false;
+        } else {
+            return c.add_reply_error(
+                "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+            );
+        }
+    }
+    if save && rdb_save(srv).is_err() {
+        return c.add_reply_error("ERR");
+    }
+    if flush {
+        // emptyData(-1, EMPTYDB_NO_FLAGS): every db and the functions.
+        for dbid in 0..srv.dbs.len() {
+            crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
+            srv.dbs[dbid].empty();
+        }
+        srv.functions = crate::function::Functions::new();
+    }
+    let filename = srv.config.dbfilename.clone();
+    match rdb_load(srv, &filename, mode) {
+        Ok(()) => {
+            server_log(LogLevel::Warning, "DB reloaded by DEBUG RELOAD");
+            c.add_reply_ok();
+        }
+        Err(LoadError::Open(_)) => c.add_reply_error("ERR Error trying to load the RDB dump"),
+        Err(LoadError::Bad(msg)) => {
+            // rdbReportError with a client in context: log and return,
+            // the server lives on (only a start-up load is fatal).
+            server_log(LogLevel::Verbose, &msg);
+            c.add_reply_error("ERR Error trying to load the RDB dump");
+        }
+    }
+}
+
+// ----------------------------------------------------------------- signals
+
+/// The last shutdown signal received (SIGTERM / SIGINT), 0 for none.
+static SHUTDOWN_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn sig_shutdown_handler(sig: libc::c_int) {
+    // Async-signal-safe: only an atomic store; server_cron does the rest.
+    SHUTDOWN_SIGNAL.store(sig, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// setupSignalHandlers: SIGTERM and SIGINT schedule a clean shutdown (with
+/// the final save when save points are set) instead of killing the process.
+pub fn setup_signal_handlers() {
+    // SAFETY: installing a handler that only stores to an atomic.
+    unsafe {
+        libc::signal(
+            libc::SIGTERM,
+            sig_shutdown_handler as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGINT,
+            sig_shutdown_handler as *const () as libc::sighandler_t,
+        );
+    }
+}
+
+/// Did a shutdown signal arrive since the last call? Logs it as Redis's
+/// handler does ("Received SIGTERM scheduling shutdown...").
+pub fn shutdown_signal_received() -> bool {
+    let sig = SHUTDOWN_SIGNAL.swap(0, std::sync::atomic::Ordering::SeqCst);
+    if sig == 0 {
+        return false;
+    }
+    let name = if sig == libc::SIGINT {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    };
+    server_log(
+        LogLevel::Warning,
+        &format!("Received {name} scheduling shutdown..."),
+    );
+    true
+}
