@@ -240,11 +240,32 @@ pub fn geohash_decode_to_long_lat_wgs84(hash: GeoHashBits) -> Option<[f64; 2]> {
 }
 
 /// decodeGeohash (geo.c): a zset score back to (longitude, latitude).
+/// Any score decodes, even one no GEOADD wrote (ZADD -1 ...).
 pub fn decode_geohash_score(score: f64) -> Option<[f64; 2]> {
     geohash_decode_to_long_lat_wgs84(GeoHashBits {
-        bits: score as u64,
+        bits: c_double_to_u64(score),
         step: GEO_STEP_MAX,
     })
+}
+
+/// C's `(uint64_t)score` as x86-64 compilers implement it: below 2^63 a
+/// truncating signed conversion (so -1.0 becomes 2^64-1, not 0 as Rust's
+/// saturating `as` would give), above it the same after subtracting 2^63;
+/// out-of-range results are the "integer indefinite" 0x8000000000000000.
+pub fn c_double_to_u64(x: f64) -> u64 {
+    const TWO63: f64 = 9223372036854775808.0;
+    let cvttsd2si = |v: f64| -> i64 {
+        if v.is_nan() || !(-TWO63..TWO63).contains(&v) {
+            i64::MIN
+        } else {
+            v as i64
+        }
+    };
+    if x < TWO63 {
+        cvttsd2si(x) as u64
+    } else {
+        (cvttsd2si(x - TWO63) as u64) ^ (1 << 63)
+    }
 }
 
 /// The score GEOADD stores for a point (geohashEncodeWGS84 at step 26,
@@ -567,6 +588,17 @@ mod tests {
         assert_eq!(xy[0], 13.361389338970184);
         assert_eq!(xy[1], 38.1155563954963);
         assert!(decode_geohash_score(0.0).is_some());
+    }
+
+    #[test]
+    fn scores_convert_as_c_does() {
+        assert_eq!(c_double_to_u64(-1.0), u64::MAX);
+        assert_eq!(c_double_to_u64(-0.5), 0);
+        assert_eq!(c_double_to_u64(1.5), 1);
+        assert_eq!(c_double_to_u64(4503599627370496.0), 1 << 52);
+        assert_eq!(c_double_to_u64(1e19), 10_000_000_000_000_000_000);
+        assert_eq!(c_double_to_u64(f64::NEG_INFINITY), 1 << 63);
+        assert_eq!(c_double_to_u64(f64::INFINITY), 0);
     }
 
     #[test]
