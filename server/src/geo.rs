@@ -449,7 +449,6 @@ fn parse_search_options(
     base_args: usize,
     flags: u32,
     shape: &mut GeoShape,
-    has_shape: &mut bool,
 ) -> Result<SearchOptions, ()> {
     let dbid = c.db;
     let mut o = SearchOptions {
@@ -524,14 +523,12 @@ fn parse_search_options(
             let (radius, conversion) = extract_distance_or_reply(c, at + 1).ok_or(())?;
             shape.kind = ShapeKind::Radius(radius);
             shape.conversion = conversion;
-            *has_shape = true;
             byradius = true;
             i += 2;
         } else if is(&arg, "bybox") && i + 3 < remaining && search && !byradius {
             let (width, height, conversion) = extract_box_or_reply(c, at + 1).ok_or(())?;
             shape.kind = ShapeKind::Box { width, height };
             shape.conversion = conversion;
-            *has_shape = true;
             bybox = true;
             i += 3;
         } else {
@@ -585,7 +582,6 @@ fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, fla
         conversion: 0.0,
         kind: ShapeKind::Radius(0.0),
     };
-    let mut has_shape = false;
     // The centre and radius of the GEORADIUS forms come first.
     let base_args = if flags & RADIUS_COORDS != 0 {
         let Some(xy) = extract_long_lat_or_reply(c, 2) else {
@@ -595,7 +591,6 @@ fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, fla
             return;
         };
         (shape.xy, shape.kind, shape.conversion) = (xy, ShapeKind::Radius(radius), conversion);
-        has_shape = true;
         6
     } else if flags & RADIUS_MEMBER != 0 {
         // Without a source key the radius is not even parsed: only the
@@ -609,7 +604,6 @@ fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, fla
                 return;
             };
             (shape.xy, shape.kind, shape.conversion) = (xy, ShapeKind::Radius(radius), conversion);
-            has_shape = true;
         }
         5
     } else if flags & GEOSEARCHSTORE != 0 {
@@ -617,16 +611,7 @@ fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, fla
     } else {
         2
     };
-    let Ok(opts) = parse_search_options(
-        srv,
-        c,
-        &src,
-        exists,
-        base_args,
-        flags,
-        &mut shape,
-        &mut has_shape,
-    ) else {
+    let Ok(opts) = parse_search_options(srv, c, &src, exists, base_args, flags, &mut shape) else {
         return;
     };
 
@@ -644,7 +629,6 @@ fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, fla
         }
         return;
     }
-    debug_assert!(has_shape);
 
     // COUNT without an order means the N nearest (not with ANY).
     let mut sort = opts.sort;
@@ -813,9 +797,9 @@ mod tests {
         assert_eq!(format_distance(0.0), b"0.0000");
         assert_eq!(format_distance(-0.0), b"0.0000");
         assert_eq!(format_distance(0.0001), b"0.0001");
-        assert_eq!(format_distance(6.0642951598391699e-05), b"0.0001");
+        assert_eq!(format_distance(6.06429515983917e-5), b"0.0001");
         assert_eq!(format_distance(166274.15156960033), b"166274.1516");
-        assert_eq!(format_distance(3.14159), b"3.1416");
+        assert_eq!(format_distance(1.23456), b"1.2346");
         assert_eq!(format_distance(-1.5), b"-1.5000");
         assert_eq!(format_distance(0.5), b"0.5000");
         assert_eq!(format_distance(12.0), b"12.0000");

@@ -59,7 +59,7 @@ const HLL_SPARSE_VAL_MAX_LEN: usize = 4;
 const HLL_SPARSE_ZERO_MAX_LEN: usize = 64;
 const HLL_SPARSE_XZERO_MAX_LEN: usize = 16384;
 /// HLL_ALPHA_INF: 0.5 / ln(2).
-const HLL_ALPHA_INF: f64 = 0.721347520444481703680;
+const HLL_ALPHA_INF: f64 = 0.7213475204444817; // Redis writes 0.721347520444481703680
 
 /// The seed Redis hashes every element with.
 const HLL_HASH_SEED: u32 = 0xadc83b19;
