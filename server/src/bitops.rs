@@ -141,36 +141,33 @@ fn str_or_wrongtype<'a>(c: &mut Client, o: &'a mut RObj) -> Option<&'a mut StrVa
     s
 }
 
-/// lookupStringForBitCommand: the string at argv[1] made `raw` and grown
-/// with zero bytes so that bit `maxbit` exists; created if missing. Err
-/// after a WRONGTYPE reply. The flag says whether the string is new or grew
-/// (that alone is a change, whatever the bits written).
-fn lookup_string_for_bit_command<'a>(
-    srv: &'a mut Server,
+/// lookupStringForBitCommand: run `f` on the string at argv[1], made `raw`
+/// and grown with zero bytes so that bit `maxbit` exists; a missing key is
+/// created (dbAdd after `f` has filled it in). `f` also gets whether the
+/// string is new or grew: that alone is a change, whatever bits it writes.
+/// Err after a WRONGTYPE reply. One key lookup either way.
+fn with_string_for_bit_command<R>(
+    srv: &mut Server,
     c: &mut Client,
     maxbit: u64,
-) -> Result<(&'a mut Vec<u8>, bool), ()> {
+    f: impl FnOnce(&mut Client, &mut Vec<u8>, bool) -> R,
+) -> Result<R, ()> {
     let (key, dbid) = (c.argv[1].clone(), c.db);
     // The caller bounded maxbit by proto-max-bulk-len (plus a field width).
     let byte = (maxbit >> 3) as usize;
-    let dirty = match db::lookup_key_write(srv, dbid, &key) {
-        None => {
-            let obj = db::new_object(srv, Value::Str(create_zeroed_raw(byte + 1)));
-            db::db_add(srv, dbid, &key, obj);
-            true
+    if let Some(o) = db::lookup_key_write(srv, dbid, &key) {
+        let buf = str_or_wrongtype(c, o).ok_or(())?.make_raw();
+        let grew = buf.len() < byte + 1;
+        if grew {
+            buf.resize(byte + 1, 0);
         }
-        Some(o) => {
-            let buf = str_or_wrongtype(c, o).ok_or(())?.make_raw();
-            let grew = buf.len() < byte + 1;
-            if grew {
-                buf.resize(byte + 1, 0);
-            }
-            grew
-        }
-    };
-    let o = srv.dbs[dbid].dict.get_mut(&key).expect("just looked up");
-    let buf = o.as_str_mut().expect("a string").make_raw();
-    Ok((buf, dirty))
+        return Ok(f(c, buf, grew));
+    }
+    let mut v = create_zeroed_raw(byte + 1);
+    let r = f(c, v.make_raw(), true);
+    let obj = db::new_object(srv, Value::Str(v));
+    db::db_add(srv, dbid, &key, obj);
+    Ok(r)
 }
 
 // ---- SETBIT / GETBIT / BITCOUNT ----
@@ -193,19 +190,25 @@ pub fn setbit_command(srv: &mut Server, c: &mut Client) {
         Some(1) => true,
         _ => return c.add_reply_error(ERR_BIT_VALUE),
     };
-    let Ok((buf, grew)) = lookup_string_for_bit_command(srv, c, bitoffset) else {
-        return;
-    };
     let byte = (bitoffset >> 3) as usize;
     let mask = 1u8 << (7 - (bitoffset & 7));
-    let old = buf[byte] & mask != 0;
-    // Only a real change counts: a new or longer string, or a flipped bit.
-    if grew || old != on {
-        buf[byte] = if on {
-            buf[byte] | mask
-        } else {
-            buf[byte] & !mask
-        };
+    let set = |_: &mut Client, buf: &mut Vec<u8>, grew: bool| {
+        let old = buf[byte] & mask != 0;
+        // Only a real change counts: a new or longer string, or a flipped bit.
+        let changed = grew || old != on;
+        if changed {
+            buf[byte] = if on {
+                buf[byte] | mask
+            } else {
+                buf[byte] & !mask
+            };
+        }
+        (old, changed)
+    };
+    let Ok((old, changed)) = with_string_for_bit_command(srv, c, bitoffset, set) else {
+        return;
+    };
+    if changed {
         db::signal_modified_key(srv, dbid, &key);
         notify_keyspace_event(srv, NOTIFY_STRING, "setbit", &key, dbid);
         srv.dirty += 1;
@@ -495,21 +498,24 @@ fn bitfield_generic(srv: &mut Server, c: &mut Client, readonly_cmd: bool) {
     if readonly_cmd {
         return c.add_reply_error("ERR BITFIELD_RO only supports the GET subcommand");
     }
-    let Ok((buf, grew)) = lookup_string_for_bit_command(srv, c, maxbit) else {
-        return;
-    };
-    c.add_reply_array_len(ops.len());
-    let mut changes = 0;
-    for op in &ops {
-        if op.op == FieldOp::Get {
-            c.add_reply_integer(get_bitfield_padded(buf, op.offset, op.bits, op.signed));
-        } else if let Some(changed) = bitfield_write(c, buf, op) {
-            // A string that was created or grew counts as changed.
-            if changed || grew {
-                changes += 1;
+    let run = |c: &mut Client, buf: &mut Vec<u8>, grew: bool| {
+        c.add_reply_array_len(ops.len());
+        let mut changes = 0;
+        for op in &ops {
+            if op.op == FieldOp::Get {
+                c.add_reply_integer(get_bitfield_padded(buf, op.offset, op.bits, op.signed));
+            } else if let Some(changed) = bitfield_write(c, buf, op) {
+                // A string that was created or grew counts as changed.
+                if changed || grew {
+                    changes += 1;
+                }
             }
         }
-    }
+        changes
+    };
+    let Ok(changes) = with_string_for_bit_command(srv, c, maxbit, run) else {
+        return;
+    };
     if changes > 0 {
         db::signal_modified_key(srv, dbid, &key);
         notify_keyspace_event(srv, NOTIFY_STRING, "setbit", &key, dbid);

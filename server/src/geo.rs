@@ -149,31 +149,24 @@ fn extract_box_or_reply(c: &mut Client, at: usize) -> Option<(f64, f64, f64)> {
     Some((width, height, extract_unit_or_reply(c, &unit)?))
 }
 
-/// The zset at `key` for a command that already looked it up (and checked
-/// its type): re-borrowed from the dict, no second lookup bookkeeping.
-fn zset_mut<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut ZSetValue> {
-    match srv.dbs[dbid].dict.get_mut(key) {
-        Some(RObj {
-            value: Value::ZSet(z),
-            ..
-        }) => Some(z),
-        _ => None,
-    }
-}
-
 /// longLatFromMember: the position of a member, if it is in the set.
 fn long_lat_from_member(z: &mut ZSetValue, member: &[u8]) -> Option<[f64; 2]> {
     decode_geohash_score(z.score(member)?)
 }
 
-/// lookupKeyRead + checkType(OBJ_ZSET): Ok(exists), Err after WRONGTYPE.
-fn lookup_geo_read(srv: &mut Server, c: &mut Client, key: &[u8]) -> Result<bool, ()> {
+/// lookupKeyRead + checkType(OBJ_ZSET): the set (None if missing), or Err
+/// after a WRONGTYPE reply.
+fn lookup_geo_read<'a>(
+    srv: &'a mut Server,
+    c: &mut Client,
+    key: &[u8],
+) -> Result<Option<&'a mut ZSetValue>, ()> {
     match db::lookup_key_read(srv, c.db, key) {
-        None => Ok(false),
+        None => Ok(None),
         Some(RObj {
-            value: Value::ZSet(_),
+            value: Value::ZSet(z),
             ..
-        }) => Ok(true),
+        }) => Ok(Some(z)),
         Some(_) => {
             c.add_reply_wrongtype();
             Err(())
@@ -227,16 +220,11 @@ pub fn geoadd_command(srv: &mut Server, c: &mut Client) {
 /// GEOPOS key [member [member ...]]
 // redis: geo.c geoposCommand
 pub fn geopos_command(srv: &mut Server, c: &mut Client) {
-    let (key, dbid) = (c.argv[1].clone(), c.db);
-    let Ok(exists) = lookup_geo_read(srv, c, &key) else {
+    let key = c.argv[1].clone();
+    let Ok(mut z) = lookup_geo_read(srv, c, &key) else {
         return;
     };
     c.add_reply_array_len(c.argc() - 2);
-    let mut z = if exists {
-        zset_mut(srv, dbid, &key)
-    } else {
-        None
-    };
     for j in 2..c.argc() {
         let xy = z
             .as_deref_mut()
@@ -255,7 +243,7 @@ pub fn geopos_command(srv: &mut Server, c: &mut Client) {
 /// GEODIST key member1 member2 [M | KM | FT | MI]
 // redis: geo.c geodistCommand
 pub fn geodist_command(srv: &mut Server, c: &mut Client) {
-    let (key, dbid) = (c.argv[1].clone(), c.db);
+    let key = c.argv[1].clone();
     let mut to_meter = 1.0;
     if c.argc() == 5 {
         let unit = c.argv[4].clone();
@@ -266,12 +254,11 @@ pub fn geodist_command(srv: &mut Server, c: &mut Client) {
     } else if c.argc() > 5 {
         return c.add_reply_syntax_error();
     }
-    match lookup_geo_read(srv, c, &key) {
+    let z = match lookup_geo_read(srv, c, &key) {
         Err(()) => return,
-        Ok(false) => return c.add_reply_null(),
-        Ok(true) => {}
-    }
-    let z = zset_mut(srv, dbid, &key).expect("looked up");
+        Ok(None) => return c.add_reply_null(),
+        Ok(Some(z)) => z,
+    };
     let (Some(s1), Some(s2)) = (z.score(&c.argv[2]), z.score(&c.argv[3])) else {
         return c.add_reply_null();
     };
@@ -286,16 +273,11 @@ pub fn geodist_command(srv: &mut Server, c: &mut Client) {
 /// GEOHASH key [member [member ...]]
 // redis: geo.c geohashCommand
 pub fn geohash_command(srv: &mut Server, c: &mut Client) {
-    let (key, dbid) = (c.argv[1].clone(), c.db);
-    let Ok(exists) = lookup_geo_read(srv, c, &key) else {
+    let key = c.argv[1].clone();
+    let Ok(mut z) = lookup_geo_read(srv, c, &key) else {
         return;
     };
     c.add_reply_array_len(c.argc() - 2);
-    let mut z = if exists {
-        zset_mut(srv, dbid, &key)
-    } else {
-        None
-    };
     for j in 2..c.argc() {
         let score = z.as_deref_mut().and_then(|z| z.score(&c.argv[j]));
         match score.and_then(geohash_string) {
@@ -325,13 +307,14 @@ enum Sort {
     Desc,
 }
 
-/// geoPoint: one search result.
-struct GeoPoint {
-    longitude: f64,
-    latitude: f64,
-    dist: f64,
-    score: f64,
-    member: Vec<u8>,
+/// geoPoint: one search result (distance in meters until the reply
+/// converts it).
+pub struct GeoPoint {
+    pub longitude: f64,
+    pub latitude: f64,
+    pub dist: f64,
+    pub score: f64,
+    pub member: Vec<u8>,
 }
 
 /// What the option loop of georadiusGeneric collected.
@@ -404,7 +387,9 @@ fn members_of_geohash_box(
 /// membersOfAllNeighbors: the centre box, then the eight neighbours in
 /// geo.c's order; zeroed neighbours are skipped, and so is a box equal to
 /// the one processed just before (huge radii make neighbours coincide).
-fn members_of_all_neighbors(z: &ZSetValue, shape: &GeoShape, limit: usize) -> Vec<GeoPoint> {
+/// Public for the criterion bench (benches/geo.rs): the search itself,
+/// without argument parsing or replies.
+pub fn members_of_all_neighbors(z: &ZSetValue, shape: &GeoShape, limit: usize) -> Vec<GeoPoint> {
     let n = geohash_calculate_areas_by_shape_wgs84(shape);
     let nb = &n.neighbors;
     let boxes = [
@@ -442,15 +427,12 @@ fn members_of_all_neighbors(z: &ZSetValue, shape: &GeoShape, limit: usize) -> Ve
 /// centre of a GEOSEARCH (FROMMEMBER/FROMLONLAT) and its shape
 /// (BYRADIUS/BYBOX) are parsed here too, into `shape`. Err after replying.
 fn parse_search_options(
-    srv: &mut Server,
     c: &mut Client,
-    src: &[u8],
-    exists: bool,
+    mut z: Option<&mut ZSetValue>,
     base_args: usize,
     flags: u32,
     shape: &mut GeoShape,
 ) -> Result<SearchOptions, ()> {
-    let dbid = c.db;
     let mut o = SearchOptions {
         withdist: false,
         withhash: false,
@@ -503,8 +485,7 @@ fn parse_search_options(
             o.storedist = true;
         } else if is(&arg, "frommember") && i + 1 < remaining && search && !fromloc {
             // No source key: keep parsing, the reply is decided later.
-            if exists {
-                let z = zset_mut(srv, dbid, src).expect("looked up");
+            if let Some(z) = z.as_deref_mut() {
                 match long_lat_from_member(z, &c.argv[at + 1]) {
                     Some(xy) => shape.xy = xy,
                     None => {
@@ -574,7 +555,7 @@ fn parse_search_options(
 // redis: geo.c georadiusGeneric
 fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, flags: u32) {
     let (src, dbid) = (c.argv[src_key_index].clone(), c.db);
-    let Ok(exists) = lookup_geo_read(srv, c, &src) else {
+    let Ok(mut z) = lookup_geo_read(srv, c, &src) else {
         return;
     };
     let mut shape = GeoShape {
@@ -595,8 +576,7 @@ fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, fla
     } else if flags & RADIUS_MEMBER != 0 {
         // Without a source key the radius is not even parsed: only the
         // options decide between an empty array and 0.
-        if exists {
-            let z = zset_mut(srv, dbid, &src).expect("looked up");
+        if let Some(z) = z.as_deref_mut() {
             let Some(xy) = long_lat_from_member(z, &c.argv[2]) else {
                 return c.add_reply_error("ERR could not decode requested zset member");
             };
@@ -611,12 +591,12 @@ fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, fla
     } else {
         2
     };
-    let Ok(opts) = parse_search_options(srv, c, &src, exists, base_args, flags, &mut shape) else {
+    let Ok(opts) = parse_search_options(c, z.as_deref_mut(), base_args, flags, &mut shape) else {
         return;
     };
 
     // No source key: delete the destination, or reply an empty array.
-    if !exists {
+    let Some(z) = z else {
         if let Some(storekey) = &opts.storekey {
             if db::db_delete(srv, dbid, storekey) {
                 db::signal_modified_key(srv, dbid, storekey);
@@ -628,7 +608,7 @@ fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, fla
             c.add_reply_array_len(0);
         }
         return;
-    }
+    };
 
     // COUNT without an order means the N nearest (not with ANY).
     let mut sort = opts.sort;
@@ -636,10 +616,7 @@ fn georadius_generic(srv: &mut Server, c: &mut Client, src_key_index: usize, fla
         sort = Sort::Asc;
     }
     let limit = if opts.any { opts.count as usize } else { 0 };
-    let mut ga = {
-        let z = zset_mut(srv, dbid, &src).expect("looked up");
-        members_of_all_neighbors(z, &shape, limit)
-    };
+    let mut ga = members_of_all_neighbors(z, &shape, limit);
     if ga.is_empty() && opts.storekey.is_none() {
         return c.add_reply_array_len(0);
     }

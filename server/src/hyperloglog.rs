@@ -50,30 +50,32 @@ fn hll_or_reply<'a>(c: &mut Client, o: &'a mut RObj) -> Option<&'a mut StrValue>
     Some(s)
 }
 
-/// The bytes of the HLL at `key`, created (sparse, empty) if missing, made
-/// `raw` if not: Ok(created). Err after a WRONGTYPE reply.
-fn lookup_hll_write<'a>(
-    srv: &'a mut Server,
+/// Run `f` on the bytes of the HLL at `key`, made `raw` first; a missing
+/// key becomes a new empty (sparse) HLL, added to the keyspace after `f`
+/// filled it in. `f` also learns whether the key was created. With
+/// `check`, a value that is not a valid HLL gets the WRONGTYPE reply (Err).
+/// One key lookup either way.
+fn with_hll_for_write<R>(
+    srv: &mut Server,
     c: &mut Client,
     key: &[u8],
     check: bool,
-) -> Result<(&'a mut Vec<u8>, bool), ()> {
+    f: impl FnOnce(&mut Client, &mut Vec<u8>, bool) -> R,
+) -> Result<R, ()> {
     let dbid = c.db;
-    let created = match db::lookup_key_write(srv, dbid, key) {
-        None => {
-            let obj = db::new_object(srv, Value::Str(StrValue::Raw(create_hll_object())));
-            db::db_add(srv, dbid, key, obj);
-            true
-        }
-        Some(o) => {
-            if check {
-                hll_or_reply(c, o).ok_or(())?;
-            }
-            false
-        }
-    };
-    let o = srv.dbs[dbid].dict.get_mut(key).expect("just looked up");
-    Ok((o.as_str_mut().expect("a string").make_raw(), created))
+    if let Some(o) = db::lookup_key_write(srv, dbid, key) {
+        let s = if check {
+            hll_or_reply(c, o).ok_or(())?
+        } else {
+            o.as_str_mut().ok_or(())?
+        };
+        return Ok(f(c, s.make_raw(), false));
+    }
+    let mut v = StrValue::Raw(create_hll_object());
+    let r = f(c, v.make_raw(), true);
+    let obj = db::new_object(srv, Value::Str(v));
+    db::db_add(srv, dbid, key, obj);
+    Ok(r)
 }
 
 /// PFADD key [element [element ...]]
@@ -81,20 +83,27 @@ fn lookup_hll_write<'a>(
 pub fn pfadd_command(srv: &mut Server, c: &mut Client) {
     let (key, dbid) = (c.argv[1].clone(), c.db);
     let max_bytes = srv.config.hll_sparse_max_bytes;
-    let Ok((s, created)) = lookup_hll_write(srv, c, &key, true) else {
-        return;
-    };
-    // Creating the key counts as an update, even with no elements.
-    let mut updated = u64::from(created);
-    for ele in &c.argv[2..] {
-        match hll_add(s, ele, max_bytes) {
-            Ok(true) => updated += 1,
-            Ok(false) => {}
-            Err(_) => return c.add_reply_error(ERR_INVALID_HLL),
+    let add = |c: &mut Client, s: &mut Vec<u8>, created: bool| {
+        // Creating the key counts as an update, even with no elements.
+        let mut updated = u64::from(created);
+        for ele in &c.argv[2..] {
+            match hll_add(s, ele, max_bytes) {
+                Ok(true) => updated += 1,
+                Ok(false) => {}
+                Err(_) => return None,
+            }
         }
-    }
+        if updated > 0 {
+            invalidate_cache(s);
+        }
+        Some(updated)
+    };
+    let updated = match with_hll_for_write(srv, c, &key, true, add) {
+        Err(()) => return,
+        Ok(None) => return c.add_reply_error(ERR_INVALID_HLL),
+        Ok(Some(n)) => n,
+    };
     if updated > 0 {
-        invalidate_cache(s);
         db::signal_modified_key(srv, dbid, &key);
         notify_keyspace_event(srv, NOTIFY_STRING, "pfadd", &key, dbid);
         srv.dirty += updated;
@@ -174,25 +183,30 @@ pub fn pfmerge_command(srv: &mut Server, c: &mut Client) {
             return c.add_reply_error(ERR_INVALID_HLL);
         }
     }
-    // The destination was checked as an input already.
-    let Ok((s, _)) = lookup_hll_write(srv, c, &dest, false) else {
-        return;
+    // Write the maxima into the destination (checked as an input already).
+    let write = |_: &mut Client, s: &mut Vec<u8>, _: bool| {
+        if use_dense && hll_sparse_to_dense(s).is_err() {
+            return false;
+        }
+        for (j, &m) in max.iter().enumerate() {
+            if m == 0 {
+                continue;
+            }
+            // A sparse destination may turn dense along the way.
+            if hll_encoding(s) == HLL_DENSE {
+                hll_dense_set(&mut s[HLL_HDR_SIZE..], j, m);
+            } else {
+                let _ = hll_sparse_set(s, j, m, max_bytes);
+            }
+        }
+        invalidate_cache(s);
+        true
     };
-    if use_dense && hll_sparse_to_dense(s).is_err() {
-        return c.add_reply_error(ERR_INVALID_HLL);
+    match with_hll_for_write(srv, c, &dest, false, write) {
+        Err(()) => return,
+        Ok(false) => return c.add_reply_error(ERR_INVALID_HLL),
+        Ok(true) => {}
     }
-    for (j, &m) in max.iter().enumerate() {
-        if m == 0 {
-            continue;
-        }
-        // A sparse destination may turn dense along the way.
-        if hll_encoding(s) == HLL_DENSE {
-            hll_dense_set(&mut s[HLL_HDR_SIZE..], j, m);
-        } else {
-            let _ = hll_sparse_set(s, j, m, max_bytes);
-        }
-    }
-    invalidate_cache(s);
     db::signal_modified_key(srv, dbid, &dest);
     // A merge is a mass-add: it notifies "pfadd".
     notify_keyspace_event(srv, NOTIFY_STRING, "pfadd", &dest, dbid);
