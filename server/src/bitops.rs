@@ -65,45 +65,39 @@ fn parse_i64_or_reply(c: &mut Client, arg: &[u8]) -> Option<i64> {
 /// proto-max-bulk-len, so no bit command can grow a string past it. With
 /// `hash` (BITFIELD), `#N` means N times the field width; the product
 /// wraps as C's does and is then checked like any offset.
-fn get_bit_offset_or_reply(c: &mut Client, arg: &[u8], hash: Option<u32>, max: i64) -> Option<u64> {
+fn get_bit_offset(arg: &[u8], hash: Option<u32>, max: i64) -> Result<u64, &'static str> {
     let usehash = hash.is_some() && arg.first() == Some(&b'#');
     let digits = if usehash { &arg[1..] } else { arg };
-    let mut offset = match string2ll(digits) {
-        Some(v) => v,
-        None => {
-            c.add_reply_error(ERR_BIT_OFFSET);
-            return None;
-        }
-    };
+    let mut offset = string2ll(digits).ok_or(ERR_BIT_OFFSET)?;
     if let (true, Some(bits)) = (usehash, hash) {
         offset = offset.wrapping_mul(bits as i64);
     }
     if offset < 0 || (offset >> 3) >= max {
-        c.add_reply_error(ERR_BIT_OFFSET);
-        return None;
+        return Err(ERR_BIT_OFFSET);
     }
-    Some(offset as u64)
+    Ok(offset as u64)
+}
+
+/// `get_bit_offset`, replying the error.
+fn get_bit_offset_or_reply(c: &mut Client, arg: &[u8], max: i64) -> Option<u64> {
+    get_bit_offset(arg, None, max)
+        .map_err(|e| c.add_reply_error(e))
+        .ok()
 }
 
 /// getBitfieldTypeFromArgument: `i1`..`i64` or `u1`..`u63` (a u64 could
 /// not be replied as a RESP integer). Returns (signed, bits).
-fn get_bitfield_type_or_reply(c: &mut Client, arg: &[u8]) -> Option<(bool, u32)> {
+fn get_bitfield_type(arg: &[u8]) -> Result<(bool, u32), &'static str> {
     let signed = match arg.first() {
         Some(b'i') => true,
         Some(b'u') => false,
-        _ => {
-            c.add_reply_error(ERR_BITFIELD_TYPE);
-            return None;
-        }
+        _ => return Err(ERR_BITFIELD_TYPE),
     };
     match string2ll(c_str(&arg[1..])) {
         Some(bits) if bits >= 1 && bits <= if signed { 64 } else { 63 } => {
-            Some((signed, bits as u32))
+            Ok((signed, bits as u32))
         }
-        _ => {
-            c.add_reply_error(ERR_BITFIELD_TYPE);
-            None
-        }
+        _ => Err(ERR_BITFIELD_TYPE),
     }
 }
 
@@ -182,7 +176,7 @@ pub fn setbit_command(srv: &mut Server, c: &mut Client) {
         c.db,
     );
     let max = srv.config.proto_max_bulk_len;
-    let Some(bitoffset) = get_bit_offset_or_reply(c, &off_arg, None, max) else {
+    let Some(bitoffset) = get_bit_offset_or_reply(c, &off_arg, max) else {
         return;
     };
     let on = match string2ll(&on_arg) {
@@ -221,7 +215,7 @@ pub fn setbit_command(srv: &mut Server, c: &mut Client) {
 pub fn getbit_command(srv: &mut Server, c: &mut Client) {
     let (key, off_arg) = (c.argv[1].clone(), c.argv[2].clone());
     let max = srv.config.proto_max_bulk_len;
-    let Some(bitoffset) = get_bit_offset_or_reply(c, &off_arg, None, max) else {
+    let Some(bitoffset) = get_bit_offset_or_reply(c, &off_arg, max) else {
         return;
     };
     match db::lookup_key_read(srv, c.db, &key) {
@@ -379,15 +373,19 @@ struct BitfieldOp {
 }
 
 /// Parse every operation before touching the key, as Redis does. Returns
-/// the ops and the highest bit a SET/INCRBY writes (None: read only).
-fn parse_bitfield_ops(c: &mut Client, max: i64) -> Result<(Vec<BitfieldOp>, Option<u64>), ()> {
+/// the ops and the highest bit a SET/INCRBY writes (None: read only), or
+/// the error to reply.
+fn parse_bitfield_ops(
+    argv: &[Bytes],
+    max: i64,
+) -> Result<(Vec<BitfieldOp>, Option<u64>), &'static str> {
     let mut ops = Vec::new();
     let mut overflow = Overflow::Wrap;
     let mut highest_write: Option<u64> = None;
     let mut j = 2;
-    while j < c.argc() {
-        let remargs = c.argc() - j - 1;
-        let sub = &c.argv[j];
+    while j < argv.len() {
+        let remargs = argv.len() - j - 1;
+        let sub = &argv[j];
         let op = if is(sub, "get") && remargs >= 2 {
             FieldOp::Get
         } else if is(sub, "set") && remargs >= 3 {
@@ -395,7 +393,7 @@ fn parse_bitfield_ops(c: &mut Client, max: i64) -> Result<(Vec<BitfieldOp>, Opti
         } else if is(sub, "incrby") && remargs >= 3 {
             FieldOp::IncrBy
         } else if is(sub, "overflow") && remargs >= 1 {
-            let kind = &c.argv[j + 1];
+            let kind = &argv[j + 1];
             overflow = if is(kind, "wrap") {
                 Overflow::Wrap
             } else if is(kind, "sat") {
@@ -403,24 +401,20 @@ fn parse_bitfield_ops(c: &mut Client, max: i64) -> Result<(Vec<BitfieldOp>, Opti
             } else if is(kind, "fail") {
                 Overflow::Fail
             } else {
-                c.add_reply_error("ERR Invalid OVERFLOW type specified");
-                return Err(());
+                return Err("ERR Invalid OVERFLOW type specified");
             };
             j += 2;
             continue;
         } else {
-            c.add_reply_syntax_error();
-            return Err(());
+            return Err("ERR syntax error");
         };
-        let (type_arg, off_arg) = (c.argv[j + 1].clone(), c.argv[j + 2].clone());
-        let (signed, bits) = get_bitfield_type_or_reply(c, &type_arg).ok_or(())?;
-        let offset = get_bit_offset_or_reply(c, &off_arg, Some(bits), max).ok_or(())?;
+        let (signed, bits) = get_bitfield_type(&argv[j + 1])?;
+        let offset = get_bit_offset(&argv[j + 2], Some(bits), max)?;
         let mut value = 0;
         if op != FieldOp::Get {
             let last = offset + bits as u64 - 1;
             highest_write = Some(highest_write.map_or(last, |h| h.max(last)));
-            let arg = c.argv[j + 3].clone();
-            value = parse_i64_or_reply(c, &arg).ok_or(())?;
+            value = string2ll(&argv[j + 3]).ok_or(ERR_NOT_INTEGER)?;
         }
         ops.push(BitfieldOp {
             offset,
@@ -476,8 +470,9 @@ fn bitfield_write(c: &mut Client, buf: &mut [u8], op: &BitfieldOp) -> Option<boo
 // redis: bitops.c bitfieldGeneric
 fn bitfield_generic(srv: &mut Server, c: &mut Client, readonly_cmd: bool) {
     let (key, dbid) = (c.argv[1].clone(), c.db);
-    let Ok((ops, highest_write)) = parse_bitfield_ops(c, srv.config.proto_max_bulk_len) else {
-        return;
+    let (ops, highest_write) = match parse_bitfield_ops(&c.argv, srv.config.proto_max_bulk_len) {
+        Ok(parsed) => parsed,
+        Err(e) => return c.add_reply_error(e),
     };
     let Some(maxbit) = highest_write else {
         // Only GETs: a read lookup; a missing key reads as zeros.
