@@ -30,7 +30,7 @@ use storage::object::{RObj, Value};
 use storage::pqsort::pqsort;
 use storage::skiplist::ZRangeSpec;
 use storage::t_zset::{zset_from_pairs, ZSetLimits, ZSetValue};
-use storage::util::{ld2string, string2d, string2ll, LdStrMode, LongDouble};
+use storage::util::{string2d, string2ll};
 
 use crate::db;
 use crate::networking::Client;
@@ -61,10 +61,32 @@ fn add_reply_double_distance(c: &mut Client, d: f64) {
     c.add_reply_bulk(&format_distance(d));
 }
 
+/// ld2string(LD_STR_HUMAN) of a double: "%.17Lf", then the trailing zeros
+/// (and a bare '.') removed, "-0" written "0". A double widened to long
+/// double is the same exact value, and Rust's `{:.17}` rounds that exact
+/// value the way glibc's printf does (to nearest, ties to even; a unit test
+/// checks it against the C formatter), without a 5 KB long-double buffer
+/// per coordinate.
+pub fn human_double(d: f64) -> Vec<u8> {
+    let mut text = format!("{d:.17}").into_bytes();
+    if text.contains(&b'.') {
+        while text.last() == Some(&b'0') {
+            text.pop();
+        }
+        if text.last() == Some(&b'.') {
+            text.pop();
+        }
+    }
+    if text == b"-0" {
+        text = b"0".to_vec();
+    }
+    text
+}
+
 /// addReplyHumanLongDouble: the coordinate as (long double) "%.17Lf" with
 /// the trailing zeros removed; a bulk string in RESP2, a double in RESP3.
 fn add_reply_human_long_double(c: &mut Client, d: f64) {
-    let text = ld2string(LongDouble::from_f64(d), LdStrMode::Human);
+    let text = human_double(d);
     if c.resp == Resp::V2 {
         c.add_reply_bulk(&text);
     } else {
@@ -768,6 +790,45 @@ pub fn geosearchstore_command(srv: &mut Server, c: &mut Client) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storage::util::{ld2string, LdStrMode, LongDouble};
+
+    #[test]
+    fn human_double_is_ld2string_human() {
+        let mut vals = vec![
+            0.0,
+            -0.0,
+            1.0,
+            -1.5,
+            180.0,
+            -180.0,
+            85.05112878,
+            1e300,
+            -5e-324,
+        ];
+        // Exact ties at the 17th decimal (odd multiples of 2^-k), geohash
+        // cell centres, and arbitrary values.
+        for k in 18..60 {
+            for m in (1..40).step_by(2) {
+                let v = m as f64 / 2f64.powi(k);
+                vals.extend([v, -v, 100.0 + v]);
+            }
+        }
+        let mut x: u64 = 12345;
+        for _ in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let score = (x & ((1 << 52) - 1)) as f64;
+            if let Some([lon, lat]) = decode_geohash_score(score) {
+                vals.extend([lon, lat]);
+            }
+            vals.push(f64::from_bits(x >> 2) % 1e9);
+        }
+        for v in vals {
+            let c = ld2string(LongDouble::from_f64(v), LdStrMode::Human);
+            assert_eq!(human_double(v), c, "{v:e}");
+        }
+    }
 
     #[test]
     fn distances_have_four_decimals() {
