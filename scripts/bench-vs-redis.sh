@@ -13,7 +13,9 @@
 # Env: N (requests per run, default 200000), RUNS (default 3), TESTS
 # (redis-benchmark -t list, default set,get; `eval` means
 # EVAL "return redis.call('get','k')" 0, `xadd` XADD mystream * f v, `xrange`
-# XRANGE xr - + COUNT 10 over a 100-entry stream), PIPELINES (default "1 16"),
+# XRANGE xr - + COUNT 10 over a 100-entry stream; setbit bitcount bitop bitpos
+# bitfield pfadd pfcount pfcount2 pfmerge geoadd geosearch geosearch100
+# geopos are custom commands on preloaded data, see bench()), PIPELINES (default "1 16"),
 # EVAL_LOOP=1 also times the seed posts' 1M-member SADD loop in one EVAL,
 # CLIENTS (redis-benchmark -c, default 50), SKIP_BUILD=1 to reuse the binary,
 # LITE_BIN=/path/to/redis-lite to benchmark another build.
@@ -83,6 +85,29 @@ redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --d
 REDIS_PID=$!
 wait_ready "$REDIS_PORT" "$REDIS_PID" redis-server
 
+# Data for the bitmap / HLL / GEO tests, the same bytes on both servers:
+# 1 MB and 64 KB random bitmaps, a dense HLL of 100k elements, 100k points
+# in a 400 x 400 km square around Paris.
+load_bits_geo_hll() { # port
+    [ -f "$TMP/data.txt" ] || python3 - "$TMP" <<'PY'
+import os, random, sys
+tmp = sys.argv[1]
+r = random.Random(1)
+for name, n in (("bm1mb", 1 << 20), ("bm64ka", 1 << 16), ("bm64kb", 1 << 16)):
+    open(os.path.join(tmp, name), "wb").write(bytes(r.getrandbits(8) for _ in range(n)))
+with open(os.path.join(tmp, "data.txt"), "w") as f:
+    for i in range(0, 100000, 1000):
+        f.write("PFADD hll " + " ".join("e%d" % j for j in range(i, i + 1000)) + "\n")
+        f.write("PFADD hll2 " + " ".join("f%d" % j for j in range(i, i + 1000)) + "\n")
+    for i in range(0, 100000, 100):
+        pts = ("%.6f %.6f p%d" % (2.35 + (r.random() - 0.5) * 5.4, 48.86 + (r.random() - 0.5) * 3.6, j)
+               for j in range(i, i + 100))
+        f.write("GEOADD geo " + " ".join(pts) + "\n")
+PY
+    for k in bm1mb bm64ka bm64kb; do redis-cli -p "$1" -x SET "$k" <"$TMP/$k" >/dev/null; done
+    redis-cli -p "$1" <"$TMP/data.txt" >/dev/null
+}
+
 # rps of one redis-benchmark run for one test: "SET: 123456.78 requests per second, ..."
 bench() { # port test pipeline
     local what=(-t "$2")
@@ -99,6 +124,24 @@ bench() { # port test pipeline
         for i in $(seq 1 100); do echo "XADD xr * field value$i"; done | redis-cli -p "$1" >/dev/null
         what=(XRANGE xr - + COUNT 10)
     fi
+    # Custom commands (-r: __rand_int__ below that bound). No ':' in their
+    # arguments: the rps line is parsed up to the first one.
+    case "$2" in
+        # (__rand_int__ is zero-padded, "000000001234", not a valid offset.)
+        setbit) what=(-r 100000 setbit bm__rand_int__ 1000 1) ;;
+        bitcount) what=(bitcount bm1mb) ;;
+        bitop) what=(bitop and bmdst bm64ka bm64kb) ;;
+        bitpos) what=(bitpos bm1mb 0 1 -1) ;;
+        bitfield) what=(-r 100000 bitfield bf__rand_int__ incrby u8 100 1 get i16 3) ;;
+        pfadd) what=(-r 100000000 pfadd hllnew __rand_int__) ;;
+        pfcount) what=(pfcount hll) ;;
+        pfcount2) what=(pfcount hll hll2) ;;
+        pfmerge) what=(pfmerge hllm hll hll2) ;;
+        geoadd) what=(-r 1000000 geoadd geoadd 13.361389 38.115556 m__rand_int__) ;;
+        geosearch) what=(geosearch geo fromlonlat 2.35 48.86 byradius 10 km) ;;
+        geosearch100) what=(geosearch geo fromlonlat 2.35 48.86 byradius 100 km count 10 asc) ;;
+        geopos) what=(geopos geo p1 p2 p3) ;;
+    esac
     redis-benchmark -p "$1" -q -n "$N" -c "$CLIENTS" -P "$3" "${what[@]}" 2>/dev/null \
         | tr '\r' '\n' | grep 'requests per second' | tail -n 1 \
         | sed -E 's/^[^:]+: *([0-9.]+) requests per second.*/\1/'
@@ -110,6 +153,13 @@ echo "redis-lite: $LITE_BIN" >&2
 echo "redis     : $(redis-server --version)" >&2
 echo "N=$N RUNS=$RUNS TESTS=$TESTS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS" >&2
 echo
+
+case ",$TESTS," in
+    *,bit*|*,pf*|*,geo*)
+        load_bits_geo_hll "$LITE_PORT"
+        load_bits_geo_hll "$REDIS_PORT"
+        ;;
+esac
 
 printf '%-8s %8s %16s %16s %12s\n' test pipeline "redis-lite rps" "redis rps" "lite/redis"
 printf '%-8s %8s %16s %16s %12s\n' -------- -------- ---------------- ---------------- ------------

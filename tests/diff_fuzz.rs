@@ -22,8 +22,9 @@
 //! (FLUSHALL, fresh connections) and keep going instead of stopping at the
 //! first one (handy for collecting distinct bugs over many seeds);
 //! `DIFF_FUZZ_VERBOSE=1` prints every command with its reply;
-//! `DIFF_FUZZ_ALL=1` also generates commands redis-lite does not implement
-//! yet (BITPOS, LCS). On a
+//! `DIFF_FUZZ_ALL=1` is accepted but no longer changes anything (every
+//! generated command, BITPOS, LCS, BITOP, BITFIELD, PF* and GEO* included,
+//! is implemented). On a
 //! mismatch the panic message shows the seed, step index, the last commands
 //! with redis-server's replies, and both replies.
 
@@ -641,16 +642,12 @@ fn gen_eval(rng: &mut Rng) -> Vec<String> {
 /// (zset listpack -> skiplist, strings embstr -> raw; sets stay below
 /// set-max-intset-entries and hashes below hash-max-listpack-entries so that
 /// iteration order stays deterministic).
-fn gen_extra(rng: &mut Rng, all: bool) -> Vec<String> {
+fn gen_extra(rng: &mut Rng, _all: bool) -> Vec<String> {
     let k = key(rng);
     let k2 = key(rng);
-    let mut pick = rng.below(30);
-    if !all && (pick == 4 || pick == 17) {
-        // BITPOS and LCS: not implemented in redis-lite yet
-        // (DIFF_FUZZ_ALL=1 generates them anyway).
-        pick = 2;
-    }
-    match pick {
+    // Every generated command is implemented now: DIFF_FUZZ_ALL changes
+    // nothing here any more.
+    match rng.below(41) {
         0 => {
             let mut a = vec!["SORT".into(), k];
             if rng.chance(30) {
@@ -826,7 +823,161 @@ fn gen_extra(rng: &mut Rng, all: bool) -> Vec<String> {
             rng.int(0, 3),
         ],
         28 => vec!["ZRANDMEMBER".into(), k, "0".into()],
+        29..=39 => gen_bits_geo_hll(rng, k, k2),
         _ => vec!["HSETNX".into(), k, rng.pick(FIELDS).into(), val(rng)],
+    }
+}
+
+/// Bitmaps (BITOP, BITFIELD, BITPOS ranges), LCS, HyperLogLog and GEO,
+/// on the shared keys, so they meet every other type (WRONGTYPE, strings
+/// that are not HLLs, zsets whose scores are not geohashes).
+fn gen_bits_geo_hll(rng: &mut Rng, k: String, k2: String) -> Vec<String> {
+    const TYPES: &[&str] = &["u1", "u8", "i8", "i16", "u63", "i64", "u64", "i0", "x8"];
+    const OFFSETS: &[&str] = &["0", "1", "7", "13", "40", "#0", "#1", "#3", "-1", "x"];
+    const COORDS: &[(&str, &str)] = &[
+        ("13.361389", "38.115556"),
+        ("15.087269", "37.502669"),
+        ("13.36", "38.11"),
+        ("-180", "85.05112878"),
+        ("0", "0"),
+        ("181", "0"),
+        ("x", "1"),
+    ];
+    match rng.below(11) {
+        0 => {
+            let op = rng.pick(&["AND", "OR", "XOR", "NOT", "not", "NAND"]);
+            let mut a = vec!["BITOP".into(), op.into(), k, k2];
+            if rng.chance(50) {
+                a.push(key(rng));
+            }
+            a
+        }
+        1 | 2 => {
+            let ro = rng.chance(20);
+            let mut a = vec![if ro { "BITFIELD_RO" } else { "BITFIELD" }.into(), k];
+            for _ in 0..1 + rng.below(3) {
+                if rng.chance(15) {
+                    a.extend([
+                        "OVERFLOW".into(),
+                        rng.pick(&["WRAP", "SAT", "FAIL", "x"]).into(),
+                    ]);
+                }
+                let op = rng.pick(&["GET", "GET", "SET", "INCRBY"]);
+                a.extend([op.into(), rng.pick(TYPES).into(), rng.pick(OFFSETS).into()]);
+                if op != "GET" {
+                    a.push(
+                        rng.pick(&["0", "1", "-1", "127", "300", "-129", "x"])
+                            .into(),
+                    );
+                }
+            }
+            a
+        }
+        3 => {
+            let mut a = vec!["BITPOS".into(), k, rng.pick(&["0", "1"]).into()];
+            a.push(rng.int(-20, 20));
+            if rng.chance(70) {
+                a.push(rng.int(-20, 20));
+                if rng.chance(60) {
+                    a.push(rng.pick(&["BIT", "BYTE", "bit"]).into());
+                }
+            }
+            a
+        }
+        4 => {
+            let mut a = vec!["PFADD".into(), k];
+            for _ in 0..rng.below(4) {
+                a.push(val(rng));
+            }
+            a
+        }
+        5 => {
+            let mut a = vec!["PFCOUNT".into(), k];
+            if rng.chance(40) {
+                a.push(k2);
+            }
+            a
+        }
+        6 => vec!["PFMERGE".into(), k, k2, key(rng)],
+        7 => {
+            let mut a = vec!["GEOADD".into(), k];
+            if rng.chance(30) {
+                a.push(rng.pick(&["NX", "XX", "CH"]).into());
+            }
+            let (lon, lat) = COORDS[rng.below(COORDS.len())];
+            a.extend([lon.into(), lat.into(), rng.pick(ZMEMBERS).into()]);
+            a
+        }
+        8 => match rng.below(3) {
+            0 => vec![
+                "GEOPOS".into(),
+                k,
+                rng.pick(ZMEMBERS).into(),
+                rng.pick(ZMEMBERS).into(),
+            ],
+            1 => vec![
+                "GEODIST".into(),
+                k,
+                rng.pick(ZMEMBERS).into(),
+                rng.pick(ZMEMBERS).into(),
+                rng.pick(&["m", "km", "mi", "ft", "yd"]).into(),
+            ],
+            _ => vec!["GEOHASH".into(), k, rng.pick(ZMEMBERS).into()],
+        },
+        9 => {
+            let store = rng.chance(25);
+            let mut a: Vec<String> = if store {
+                vec!["GEOSEARCHSTORE".into(), k2, k]
+            } else {
+                vec!["GEOSEARCH".into(), k]
+            };
+            if rng.chance(50) {
+                a.extend(["FROMMEMBER".into(), rng.pick(ZMEMBERS).into()]);
+            } else {
+                let (lon, lat) = COORDS[rng.below(COORDS.len())];
+                a.extend(["FROMLONLAT".into(), lon.into(), lat.into()]);
+            }
+            if rng.chance(50) {
+                a.extend([
+                    "BYRADIUS".into(),
+                    rng.pick(&["1", "200", "5000"]).into(),
+                    "km".into(),
+                ]);
+            } else {
+                a.extend([
+                    "BYBOX".into(),
+                    rng.int(0, 400),
+                    rng.int(0, 400),
+                    "km".into(),
+                ]);
+            }
+            if !store && rng.chance(40) {
+                a.push(rng.pick(&["WITHDIST", "WITHCOORD", "WITHHASH"]).into());
+            }
+            if rng.chance(30) {
+                a.extend(["COUNT".into(), rng.int(0, 3)]);
+            }
+            if rng.chance(30) {
+                a.push(rng.pick(&["ASC", "DESC", "ANY"]).into());
+            }
+            if store && rng.chance(30) {
+                a.push("STOREDIST".into());
+            }
+            a
+        }
+        _ => {
+            let mut a = vec!["LCS".into(), k, k2];
+            if rng.chance(60) {
+                a.push(rng.pick(&["IDX", "LEN", "WITHMATCHLEN"]).into());
+            }
+            if rng.chance(30) {
+                a.extend(["MINMATCHLEN".into(), rng.int(-1, 3)]);
+            }
+            if rng.chance(30) {
+                a.push("WITHMATCHLEN".into());
+            }
+            a
+        }
     }
 }
 

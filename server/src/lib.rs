@@ -4,6 +4,7 @@
 //! KEYS through these files.
 
 pub mod ae;
+pub mod bitops;
 pub mod blocked;
 pub mod commands;
 pub mod commands_meta;
@@ -16,6 +17,8 @@ pub mod evict;
 pub mod expire;
 pub mod function;
 pub mod function_lua;
+pub mod geo;
+pub mod hyperloglog;
 pub mod info;
 pub mod latency;
 pub mod ldb;

@@ -1,5 +1,4 @@
-//! String commands (Redis's t_string.c, plus SETBIT/GETBIT/BITCOUNT from
-//! bitops.c).
+//! String commands (Redis's t_string.c); the bit commands are in bitops.rs.
 //!
 //! Every handler follows the same recipe: parse the arguments (errors first,
 //! in Redis's order, because the order decides *which* error a client sees),
@@ -10,7 +9,8 @@
 //! Encodings are never chosen here: the type API has one constructor per way
 //! a string comes to exist (client value, INCR result, INCRBYFLOAT text,
 //! zero-filled SETRANGE/SETBIT buffer), and in-place edits go through
-//! `StrValue::{append, setrange, setbit}`, which leave the value `raw`.
+//! `StrValue::{append, setrange}` (and `make_raw` for the bit commands),
+//! which leave the value `raw`.
 //!
 //! Lookups go through `db::lookup_key_read` / `db::lookup_key_write`, which
 //! delete a key whose TTL has passed before the command sees it.
@@ -82,8 +82,6 @@ enum SetReply {
 }
 
 const ERR_NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-const ERR_BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
-const ERR_BIT_VALUE: &str = "ERR bit is not an integer or out of range";
 const ERR_TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 // ---- shared pieces ----
@@ -700,130 +698,91 @@ pub fn incrbyfloat_command(srv: &mut Server, c: &mut Client) {
     c.add_reply_bulk(&text);
 }
 
-// ---- bits (bitops.c) ----
+// ---- LCS ----
 
-/// getBitOffsetFromArgument: a bit offset >= 0 whose byte lies below
-/// proto-max-bulk-len (so SETBIT can never allocate more than that).
-fn get_bit_offset_or_reply(c: &mut Client, arg: &[u8], max: i64) -> Option<u64> {
-    match string2ll(arg) {
-        Some(off) if off >= 0 && (off >> 3) < max => Some(off as u64),
-        _ => {
-            c.add_reply_error(ERR_BIT_OFFSET);
-            None
-        }
+/// LCS key1 key2 [LEN] [IDX] [MINMATCHLEN min-match-len] [WITHMATCHLEN]
+// redis: t_string.c lcsCommand
+pub fn lcs_command(srv: &mut Server, c: &mut Client) {
+    let (ka, kb, dbid) = (c.argv[1].clone(), c.argv[2].clone(), c.db);
+    // Both keys are looked up before anything is checked; a missing key is
+    // an empty string.
+    let a_is_str = db::lookup_key_read(srv, dbid, &ka).map(|o| o.as_str().is_some());
+    let b_is_str = db::lookup_key_read(srv, dbid, &kb).map(|o| o.as_str().is_some());
+    if a_is_str == Some(false) || b_is_str == Some(false) {
+        return c.add_reply_error("ERR The specified keys must contain string values");
     }
-}
-
-/// SETBIT key offset value
-// redis: bitops.c setbitCommand
-pub fn setbit_command(srv: &mut Server, c: &mut Client) {
-    let (key, off_arg, on_arg, dbid) = (
-        c.argv[1].clone(),
-        c.argv[2].clone(),
-        c.argv[3].clone(),
-        c.db,
-    );
-    let Some(bitoffset) = get_bit_offset_or_reply(c, &off_arg, srv.config.proto_max_bulk_len)
-    else {
-        return;
-    };
-    let on = match string2ll(&on_arg) {
-        Some(0) => false,
-        Some(1) => true,
-        _ => {
-            c.add_reply_error(ERR_BIT_VALUE);
-            return;
-        }
-    };
-    let (old, changed) = match db::lookup_key_write(srv, dbid, &key) {
-        None => {
-            let mut v = create_zeroed_raw(0);
-            let r = v.setbit(bitoffset, on);
-            let obj = new_string(srv, v);
-            db::db_add(srv, dbid, &key, obj);
-            r
-        }
-        Some(o) => {
-            let Some(s) = str_or_wrongtype(c, o) else {
-                return;
-            };
-            let r = s.setbit(bitoffset, on);
-            if r.1 {
-                db::signal_modified_key(srv, dbid, &key);
-            }
-            r
-        }
-    };
-    // Only a real change counts (a grown string, or a flipped bit).
-    if changed {
-        notify_keyspace_event(srv, NOTIFY_STRING, "setbit", &key, dbid);
-        srv.dirty += 1;
-    }
-    c.add_reply_integer(old as i64);
-}
-
-/// GETBIT key offset
-// redis: bitops.c getbitCommand
-pub fn getbit_command(srv: &mut Server, c: &mut Client) {
-    let (key, off_arg) = (c.argv[1].clone(), c.argv[2].clone());
-    let Some(bitoffset) = get_bit_offset_or_reply(c, &off_arg, srv.config.proto_max_bulk_len)
-    else {
-        return;
-    };
-    match db::lookup_key_read(srv, c.db, &key) {
-        None => c.add_reply_integer(0),
-        Some(o) => {
-            let Some(s) = str_or_wrongtype(c, o) else {
-                return;
-            };
-            c.add_reply_integer(s.getbit(bitoffset) as i64);
-        }
-    }
-}
-
-/// BITCOUNT key [start end [BYTE | BIT]]
-// redis: bitops.c bitcountCommand
-pub fn bitcount_command(srv: &mut Server, c: &mut Client) {
-    let key = c.argv[1].clone();
-    // Redis 7.0 looks the key up first: a missing key answers 0 whatever
-    // the other arguments are.
-    let Some(o) = db::lookup_key_read(srv, c.db, &key) else {
-        c.add_reply_integer(0);
-        return;
-    };
-    let Some(s) = str_or_wrongtype(c, o) else {
-        return;
-    };
-    let range = match c.argc() {
-        2 => None,
-        4 | 5 => {
-            let (start_arg, end_arg) = (c.argv[2].clone(), c.argv[3].clone());
-            let Some(start) = parse_i64_or_reply(c, &start_arg) else {
-                return;
-            };
-            let Some(end) = parse_i64_or_reply(c, &end_arg) else {
-                return;
-            };
-            // Checked before BYTE|BIT is even read.
-            if start < 0 && end < 0 && start > end {
-                c.add_reply_integer(0);
-                return;
-            }
-            let isbit = match c.argv.get(4).map(|u| c_str(u).to_ascii_uppercase()) {
-                None => false,
-                Some(u) if u == b"BYTE" => false,
-                Some(u) if u == b"BIT" => true,
-                Some(_) => {
-                    c.add_reply_syntax_error();
+    let (mut getlen, mut getidx, mut withmatchlen, mut minmatchlen) = (false, false, false, 0);
+    let mut j = 3;
+    while j < c.argc() {
+        let opt = c_str(c.arg(j)).to_ascii_uppercase();
+        let moreargs = c.argc() - 1 - j;
+        match opt.as_slice() {
+            b"IDX" => getidx = true,
+            b"LEN" => getlen = true,
+            b"WITHMATCHLEN" => withmatchlen = true,
+            b"MINMATCHLEN" if moreargs > 0 => {
+                let arg = c.argv[j + 1].clone();
+                let Some(n) = parse_i64_or_reply(c, &arg) else {
                     return;
-                }
-            };
-            Some((start, end, isbit))
+                };
+                minmatchlen = n.max(0);
+                j += 1;
+            }
+            _ => return c.add_reply_syntax_error(),
         }
-        _ => {
-            c.add_reply_syntax_error();
-            return;
+        j += 1;
+    }
+    if getlen && getidx {
+        return c
+            .add_reply_error("ERR If you want both the length and indexes, please just use IDX.");
+    }
+    let max = srv.config.proto_max_bulk_len;
+    let result = {
+        let dict = &srv.dbs[dbid].dict;
+        let text = |k: &[u8]| match dict.get(k).and_then(|o| o.as_str()) {
+            Some(s) => s.as_bytes(),
+            None => std::borrow::Cow::Borrowed(&[][..]),
+        };
+        let (a, b) = (text(&ka), text(&kb));
+        storage::t_string::lcs(&a, &b, max, getidx || !getlen, minmatchlen)
+    };
+    let r = match result {
+        Ok(r) => r,
+        Err(storage::t_string::LcsError::TooLong) => {
+            return c.add_reply_error("ERR String too long for LCS")
+        }
+        Err(storage::t_string::LcsError::ExceedsLimit) => {
+            return c.add_reply_error(
+                "ERR Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len",
+            )
+        }
+        Err(storage::t_string::LcsError::NoMemory) => {
+            return c.add_reply_error(
+                "ERR Insufficient memory, failed allocating transient memory for LCS",
+            )
         }
     };
-    c.add_reply_integer(s.bitcount(range));
+    if getidx {
+        c.add_reply_map_len(2);
+        c.add_reply_bulk(b"matches");
+        c.add_reply_array_len(r.matches.len());
+        for m in &r.matches {
+            c.add_reply_array_len(2 + usize::from(withmatchlen));
+            c.add_reply_array_len(2);
+            c.add_reply_integer(m.a.0 as i64);
+            c.add_reply_integer(m.a.1 as i64);
+            c.add_reply_array_len(2);
+            c.add_reply_integer(m.b.0 as i64);
+            c.add_reply_integer(m.b.1 as i64);
+            if withmatchlen {
+                c.add_reply_integer(m.len as i64);
+            }
+        }
+        c.add_reply_bulk(b"len");
+        c.add_reply_integer(r.len as i64);
+    } else if getlen {
+        c.add_reply_integer(r.len as i64);
+    } else {
+        c.add_reply_bulk(&r.string);
+    }
 }

@@ -8,13 +8,17 @@
 //!
 //! Nothing here does I/O or reads the clock: time comes in as a parameter.
 
+pub mod bitops;
 pub mod db;
 pub mod dict;
 pub mod expire;
+pub mod geohash;
+pub mod hyperloglog;
 pub mod intset;
 pub mod listpack;
 pub mod lzf;
 pub mod object;
+pub mod pqsort;
 pub mod quicklist;
 pub mod rax;
 pub mod skiplist;

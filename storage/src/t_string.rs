@@ -24,6 +24,7 @@
 
 use std::borrow::Cow;
 
+use crate::bitops::popcount;
 use crate::object::{StrValue, OBJ_ENCODING_EMBSTR_SIZE_LIMIT};
 use crate::util::string2ll;
 
@@ -110,15 +111,6 @@ fn clamp_range(len: i128, mut start: i128, mut end: i128) -> (i128, i128) {
         end = len - 1;
     }
     (start, end)
-}
-
-/// redisPopcount: the number of set bits in `p`.
-pub fn popcount(p: &[u8]) -> i64 {
-    let mut count = 0i64;
-    for b in p {
-        count += b.count_ones() as i64;
-    }
-    count
 }
 
 impl StrValue {
@@ -210,27 +202,6 @@ impl StrValue {
         }
     }
 
-    /// SETBIT (bitops.c lookupStringForBitCommand + setbitCommand): make the
-    /// value `raw`, grow it with zero bytes to hold the bit, set or clear it.
-    /// Returns (the old bit, whether the string changed at all): growing counts
-    /// as a change, setting a bit to the value it has does not.
-    /// The caller has bounded `bitoffset` by proto-max-bulk-len.
-    pub fn setbit(&mut self, bitoffset: u64, on: bool) -> (bool, bool) {
-        let byte = (bitoffset >> 3) as usize;
-        let bit = 7 - (bitoffset & 7) as u32;
-        let buf = self.make_raw();
-        let grew = buf.len() < byte + 1;
-        if grew {
-            buf.resize(byte + 1, 0);
-        }
-        let old = buf[byte] & (1 << bit) != 0;
-        if grew || old != on {
-            buf[byte] &= !(1 << bit);
-            buf[byte] |= (on as u8) << bit;
-        }
-        (old, grew || old != on)
-    }
-
     /// BITCOUNT key [start end [BYTE|BIT]]: set bits in the whole string
     /// (`range` None) or in a byte or bit range with GETRANGE-style indexes.
     pub fn bitcount(&self, range: Option<(i64, i64, bool)>) -> i64 {
@@ -269,6 +240,142 @@ impl StrValue {
             StrValue::Raw(v) => v.capacity(),
         }
     }
+}
+
+// ---- LCS (t_string.c lcsCommand) ----
+
+/// One run of the longest common subsequence that is contiguous in both
+/// strings: `a.0..=a.1` in the first, `b.0..=b.1` in the second.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LcsMatch {
+    pub a: (u32, u32),
+    pub b: (u32, u32),
+    pub len: u32,
+}
+
+/// What LCS computed: the length, and (when asked) the subsequence itself
+/// and its matching runs, from the end of the strings backwards as Redis
+/// reports them.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LcsResult {
+    pub len: u32,
+    pub string: Vec<u8>,
+    pub matches: Vec<LcsMatch>,
+}
+
+/// Why LCS refused (each maps to Redis's error text).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LcsError {
+    /// A string is 4 GB or longer: "String too long for LCS".
+    TooLong,
+    /// The table would exceed proto-max-bulk-len.
+    ExceedsLimit,
+    /// The table could not be allocated.
+    NoMemory,
+}
+
+/// The longest common subsequence of `a` and `b` with the classic dynamic
+/// programming table: LCS[i][j] is the LCS length of a[..i] and b[..j], one
+/// u32 per cell, (|a|+1)*(|b|+1) cells. That table is transient memory
+/// Redis bounds by `max_table_bytes` (proto-max-bulk-len); the time is
+/// O(|a|*|b|), in the loop, as in Redis.
+///
+/// With `backtrack`, walk the table back from the end to rebuild the
+/// subsequence and its runs; runs shorter than `minmatchlen` are left out
+/// of `matches` (0 keeps them all).
+pub fn lcs(
+    a: &[u8],
+    b: &[u8],
+    max_table_bytes: i64,
+    backtrack: bool,
+    minmatchlen: i64,
+) -> Result<LcsResult, LcsError> {
+    if a.len() as u64 >= u32::MAX as u64 - 1 || b.len() as u64 >= u32::MAX as u64 - 1 {
+        return Err(LcsError::TooLong);
+    }
+    let (alen, blen) = (a.len(), b.len());
+    let cells = (alen as u128 + 1) * (blen as u128 + 1);
+    if cells * 4 > max_table_bytes.max(0) as u128 {
+        return Err(LcsError::ExceedsLimit);
+    }
+    let cells = cells as usize;
+    let mut table: Vec<u32> = Vec::new();
+    table
+        .try_reserve_exact(cells)
+        .map_err(|_| LcsError::NoMemory)?;
+    table.resize(cells, 0);
+    let w = blen + 1;
+    // Row 0 and column 0 stay 0: the LCS with an empty prefix is empty.
+    for i in 1..=alen {
+        for j in 1..=blen {
+            table[i * w + j] = if a[i - 1] == b[j - 1] {
+                table[(i - 1) * w + j - 1] + 1
+            } else {
+                table[(i - 1) * w + j].max(table[i * w + j - 1])
+            };
+        }
+    }
+    let len = table[alen * w + blen];
+    let mut out = LcsResult {
+        len,
+        ..Default::default()
+    };
+    if !backtrack {
+        return Ok(out);
+    }
+    out.string = vec![0; len as usize];
+    let mut idx = len as usize;
+    // The run being collected; `None` until the next match starts one.
+    let mut run: Option<LcsMatch> = None;
+    let (mut i, mut j) = (alen, blen);
+    while i > 0 && j > 0 {
+        let mut emit = false;
+        if a[i - 1] == b[j - 1] {
+            out.string[idx - 1] = a[i - 1];
+            match run.as_mut() {
+                None => {
+                    let (ai, bj) = ((i - 1) as u32, (j - 1) as u32);
+                    run = Some(LcsMatch {
+                        a: (ai, ai),
+                        b: (bj, bj),
+                        len: 0,
+                    });
+                }
+                // Still contiguous: extend the run backwards.
+                Some(r) if r.a.0 as usize == i && r.b.0 as usize == j => {
+                    r.a.0 -= 1;
+                    r.b.0 -= 1;
+                }
+                Some(_) => emit = true,
+            }
+            // A run that reached the start of either string is complete.
+            if let Some(r) = run {
+                if r.a.0 == 0 || r.b.0 == 0 {
+                    emit = true;
+                }
+            }
+            idx -= 1;
+            i -= 1;
+            j -= 1;
+        } else {
+            // Follow the larger neighbour, as the table was filled.
+            if table[(i - 1) * w + j] > table[i * w + j - 1] {
+                i -= 1;
+            } else {
+                j -= 1;
+            }
+            emit = run.is_some();
+        }
+        if emit {
+            if let Some(mut r) = run.take() {
+                r.len = r.a.1 - r.a.0 + 1;
+                if minmatchlen == 0 || r.len as i64 >= minmatchlen {
+                    out.matches.push(r);
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Number of decimal characters of `v` (sdigits10 in util.c).
@@ -377,20 +484,6 @@ mod tests {
     }
 
     #[test]
-    fn setbit_grows_and_reports_changes() {
-        let mut s = create_zeroed_raw(0);
-        assert_eq!(s.setbit(7, true), (false, true));
-        assert_eq!(&*s.as_bytes(), b"\x01");
-        assert_eq!(s.setbit(7, true), (true, false));
-        assert_eq!(s.setbit(7, false), (true, true));
-        let mut s = StrValue::Int(5);
-        assert_eq!(s.setbit(0, false), (false, false));
-        assert!(matches!(s, StrValue::Raw(_)), "SETBIT always leaves raw");
-        assert_eq!(s.setbit(20, false), (false, true), "growing is a change");
-        assert_eq!(s.len(), 3);
-    }
-
-    #[test]
     fn bitcount_byte_and_bit_ranges() {
         let s = create_string_object(b"foobar");
         assert_eq!(s.bitcount(None), 26);
@@ -404,6 +497,24 @@ mod tests {
         assert_eq!(s.bitcount(Some((i64::MIN, i64::MAX, true))), 26);
         assert_eq!(StrValue::Int(-12345).bitcount(Some((3, 20, true))), 8);
         assert_eq!(create_string_object(b"").bitcount(Some((0, -1, true))), 0);
+    }
+
+    #[test]
+    fn lcs_finds_subsequence_and_runs() {
+        let r = lcs(b"ohmytext", b"mynewtext", 1 << 20, true, 0).unwrap();
+        assert_eq!(r.len, 6);
+        assert_eq!(r.string, b"mytext");
+        let runs: Vec<_> = r.matches.iter().map(|m| (m.a, m.b, m.len)).collect();
+        assert_eq!(runs, vec![((4, 7), (5, 8), 4), ((2, 3), (0, 1), 2)]);
+        let r = lcs(b"ohmytext", b"mynewtext", 1 << 20, true, 4).unwrap();
+        assert_eq!(r.matches.len(), 1);
+        let r = lcs(b"", b"abc", 1 << 20, true, 0).unwrap();
+        assert_eq!((r.len, r.string.len(), r.matches.len()), (0, 0, 0));
+        assert_eq!(
+            lcs(b"abc", b"abc", 15, false, 0),
+            Err(LcsError::ExceedsLimit)
+        );
+        assert_eq!(lcs(b"abc", b"abc", 64, false, 0).unwrap().len, 3);
     }
 
     #[test]

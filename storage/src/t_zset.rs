@@ -829,6 +829,47 @@ pub fn zset_from_range(
     zv
 }
 
+impl ZSetValue {
+    /// The walk of geo.c geoGetPointsInRange: from the first member whose
+    /// score is in `range` (zzlFirstInRange / zslFirstInRange), call
+    /// `f(member, score)` in score order until the range ends or `f`
+    /// returns false. Members are lent, not copied: a GEO search decodes
+    /// every candidate but keeps only those inside its shape.
+    pub fn walk_score_range(&self, range: &ZRangeSpec, mut f: impl FnMut(&[u8], f64) -> bool) {
+        match self {
+            ZSetValue::Listpack(lp) => {
+                let mut it = lp.iter();
+                while let (Some(e), Some(s)) = (it.next(), it.next()) {
+                    let score = lp_score(s);
+                    if !range.value_gte_min(score) {
+                        continue;
+                    }
+                    if !range.value_lte_max(score) {
+                        break;
+                    }
+                    let go_on = match e {
+                        LpEntry::Str(b) => f(b, score),
+                        LpEntry::Int(v) => f(ll2string(v).as_bytes(), score),
+                    };
+                    if !go_on {
+                        break;
+                    }
+                }
+            }
+            ZSetValue::Skiplist(zs) => {
+                let mut cur = zs.zsl.first_in_range(range);
+                while let Some(n) = cur {
+                    let score = zs.zsl.score(n);
+                    if !range.value_lte_max(score) || !f(zs.zsl.ele(n), score) {
+                        break;
+                    }
+                    cur = zs.zsl.next(n);
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
