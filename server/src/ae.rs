@@ -361,19 +361,5 @@ pub fn free_client(srv: &mut Server, token: Token) {
         }
         srv.clients_pending_write.retain(|t| *t != token);
         srv.clients_pending_read.retain(|t| *t != token);
-        server_log(
-            LogLevel::Verbose,
-            &format!("Client closed: id={} addr={}", c.id, c.addr),
-        );
     }
-}
-
-/// prepareForShutdown + exit: flush what can be flushed and leave.
-pub fn prepare_for_shutdown_and_exit(srv: &mut Server) -> ! {
-    crate::ldb::ldb_kill_forked_sessions();
-    server_log(LogLevel::Warning, "Redis is now ready to exit, bye bye...");
-    // Give clients with pending replies one last chance (the SHUTDOWN caller
-    // gets no reply in Redis either: the connection just closes).
-    let _ = srv;
-    std::process::exit(0);
 }

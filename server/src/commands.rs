@@ -847,7 +847,7 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
     ),
     cmd(
         "shutdown",
-        server::shutdown_command,
+        crate::shutdown::shutdown_command,
         -1,
         A | NS | LD | ST | CMD_NO_MULTI | CMD_SENTINEL | CMD_ALLOW_BUSY,
         NOKEYS,

@@ -21,8 +21,6 @@
 //! Differences from Redis, on purpose:
 //! * `enable-debug-command` defaults to `local` (Redis: `no`), so DEBUG works
 //!   from the loopback in workshops.
-//! * `daemonize yes` is accepted and ignored (logged): redis-lite always runs
-//!   in the foreground.
 //! * Settings of features redis-lite lacks (TLS, cluster, replication, AOF)
 //!   are accepted and stored, so configs written for Redis load unchanged.
 //! * CONFIG GET with patterns answers in table order; Redis answers in the
@@ -161,6 +159,19 @@ pub struct Config {
     pub logfile: String,
     pub loglevel: LogLevel,
     pub daemonize: bool,
+    /// "" = none given (a daemon then writes `/var/run/redis_<port>.pid`).
+    pub pidfile: String,
+    /// SUPERVISED_*: 0 no, 1 upstart, 2 systemd, 3 auto.
+    pub supervised: i32,
+    /// SHUTDOWN_* flags a SIGINT / SIGTERM shuts down with (0 = default).
+    pub shutdown_on_sigint: i32,
+    pub shutdown_on_sigterm: i32,
+    /// "" = no unix socket.
+    pub unixsocket: String,
+    pub unixsocketperm: u32,
+    pub always_show_logo: bool,
+    pub disable_thp: bool,
+    pub appenddirname: String,
     pub protected_mode: bool,
     /// "" means no password (requirepass unset).
     pub requirepass: String,
@@ -1447,6 +1458,15 @@ impl Default for Config {
             logfile: String::new(),
             loglevel: LogLevel::Notice,
             daemonize: false,
+            pidfile: String::new(),
+            supervised: 0,
+            shutdown_on_sigint: 0,
+            shutdown_on_sigterm: 0,
+            unixsocket: String::new(),
+            unixsocketperm: 0,
+            always_show_logo: false,
+            disable_thp: true,
+            appenddirname: String::new(),
             protected_mode: true,
             requirepass: String::new(),
             timeout: 0,
@@ -1585,6 +1605,15 @@ impl Config {
         self.logfile = self.s("logfile");
         self.loglevel = loglevel_of(self.e("loglevel"));
         self.daemonize = self.b("daemonize");
+        self.pidfile = self.s("pidfile");
+        self.supervised = self.e("supervised");
+        self.shutdown_on_sigint = self.e("shutdown-on-sigint");
+        self.shutdown_on_sigterm = self.e("shutdown-on-sigterm");
+        self.unixsocket = self.s("unixsocket");
+        self.unixsocketperm = self.n("unixsocketperm") as u32;
+        self.always_show_logo = self.b("always-show-logo");
+        self.disable_thp = self.b("disable-thp");
+        self.appenddirname = self.s("appenddirname");
         self.protected_mode = self.b("protected-mode");
         self.requirepass = self.s("requirepass");
         self.timeout = self.n("timeout");
@@ -1983,12 +2012,6 @@ impl Config {
         cfg.clamp_hz();
         cfg.sync_typed();
         crate::log::set_verbosity(cfg.loglevel);
-        if cfg.daemonize {
-            server_log(
-                LogLevel::Warning,
-                "daemonize yes is ignored: redis-lite always runs in the foreground",
-            );
-        }
         Ok((cfg, config_file))
     }
 }

@@ -1315,9 +1315,8 @@ unsafe fn ldb_line_hook_body(l: *mut lua_State, ar: *mut lua_Debug) -> Option<&'
 // redis: eval.c luaLdbLineHook
 pub(crate) unsafe extern "C-unwind" fn lua_ldb_line_hook(l: *mut lua_State, ar: *mut lua_Debug) {
     // The Rust work returns (dropping what it owns) before Lua longjmps.
-    let raise =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ldb_line_hook_body(l, ar)))
-            .unwrap_or(Some(b"internal error in redis-lite's Lua debugger"));
+    let raise = crate::shutdown::catch_panic(|| ldb_line_hook_body(l, ar))
+        .unwrap_or(Some(b"internal error in redis-lite's Lua debugger"));
     if let Some(msg) = raise {
         lua_push_error(l, msg);
         ffi::lua_error(l);

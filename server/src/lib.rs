@@ -25,6 +25,7 @@ pub mod ldb;
 pub mod log;
 pub mod lualib;
 pub mod memory;
+pub mod memtest;
 pub mod monitor;
 pub mod multi;
 pub mod networking;
@@ -36,8 +37,10 @@ pub mod rdb;
 pub mod script;
 pub mod script_lua;
 pub mod server;
+pub mod shutdown;
 pub mod slowlog;
 pub mod sort;
+pub mod syscheck;
 pub mod t_hash;
 pub mod t_list;
 pub mod t_set;
@@ -54,10 +57,34 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// main(): read the configuration, open the listening sockets, run the loop.
 /// Returns the process exit code when start-up fails.
+// redis: server.c main
 pub fn run(args: &[String]) -> i32 {
+    let argv0 = std::env::args()
+        .next()
+        .unwrap_or_else(|| "redis-lite".into());
+    // Sentinel is a different program inside redis-server (sentinel.c):
+    // redis-lite has none, and says so instead of starting a plain server.
+    let exec_name = argv0.rsplit('/').next().unwrap_or(&argv0);
+    if exec_name.contains("redis-sentinel") || args.iter().any(|a| a == "--sentinel") {
+        eprintln!("Sentinel mode is not supported by redis-lite (no sentinel.c): run redis-sentinel from Redis for that.");
+        return 1;
+    }
     // --version / --help print and exit, as redis-server.
     if let Some(code) = config::early_exit_flags(args) {
         return code;
+    }
+    match args.first().map(String::as_str) {
+        Some("--test-memory") => {
+            let mb = args.get(1).map(|a| atoi(a)).unwrap_or(0);
+            if args.len() == 2 {
+                memtest::memtest(mb.max(0) as usize, 50);
+            }
+            eprintln!("Please specify the amount of memory to test in megabytes.");
+            eprintln!("Example: ./redis-server --test-memory 4096\n");
+            return 1;
+        }
+        Some("--check-system") => return if syscheck::syscheck() { 0 } else { 1 },
+        _ => {}
     }
     let (config, config_file) = match config::Config::from_args(args) {
         Ok(c) => c,
@@ -73,6 +100,12 @@ pub fn run(args: &[String]) -> i32 {
             return 1;
         }
     }
+    // A supervisor (systemd, upstart) keeps us in the foreground.
+    let supervised = server::redis_is_supervised(config.supervised);
+    let background = config.daemonize && !supervised;
+    if background {
+        server::daemonize();
+    }
     server_log(
         LogLevel::Warning,
         "oO0OoO0OoO0Oo Redis is starting oO0OoO0OoO0Oo",
@@ -80,11 +113,18 @@ pub fn run(args: &[String]) -> i32 {
     server_log(
         LogLevel::Warning,
         &format!(
-            "Redis version={}, bits=64, commit=00000000, modified=0, pid={}, just started (redis-lite)",
+            "Redis version={}, bits=64, commit=00000000, modified=0, pid={}, just started",
             server::REDIS_VERSION,
             std::process::id()
         ),
     );
+    if args.is_empty() {
+        server_log(LogLevel::Warning, &format!("Warning: no config file specified, using the default config. In order to specify a config file use {argv0} /path/to/redis.conf"));
+    } else {
+        server_log(LogLevel::Warning, "Configuration loaded");
+    }
+
+    // initServer: from here on the lines say `M`.
     let mut srv = match server::Server::new(config) {
         Ok(s) => s,
         Err(e) => {
@@ -95,20 +135,68 @@ pub fn run(args: &[String]) -> i32 {
             return 1;
         }
     };
+    log::set_role('M');
+    shutdown::setup_signal_handlers();
+    shutdown::install_panic_hook();
+    server_log(LogLevel::Notice, "monotonic clock: POSIX clock_gettime");
     srv.config_file = config_file;
     if let Err(msg) = listen_to_port(&mut srv) {
         server_log(LogLevel::Warning, &msg);
         return 1;
     }
+    if background || !srv.config.pidfile.is_empty() {
+        server::create_pid_file(&srv.config.pidfile, background);
+    }
+    server::redis_ascii_art(&srv);
+    server::check_tcp_backlog_settings(&srv);
+    server_log(LogLevel::Warning, "Server initialized");
+    server::linux_memory_warnings(&srv);
     // used_memory_startup: what the empty server holds (InitServerLast).
     memory::thread_cache_flush();
     srv.initial_memory_usage = memory::used_memory();
-    server_log(LogLevel::Notice, "Server initialized");
-    rdb::setup_signal_handlers();
+    // aofLoadManifestFromDisk: redis-lite has no AOF; like Redis without
+    // one, it only notes the missing directory.
+    if !std::path::Path::new(&srv.config.appenddirname).is_dir() {
+        server_log(
+            LogLevel::Debug,
+            &format!(
+                "The AOF directory {} doesn't exist",
+                srv.config.appenddirname
+            ),
+        );
+    }
+    shutdown::set_loading(true);
     rdb::load_data_from_disk(&mut srv);
-    server_log(LogLevel::Notice, "Ready to accept connections tcp");
+    shutdown::set_loading(false);
+    if !srv.listeners.is_empty() {
+        server_log(LogLevel::Notice, "Ready to accept connections");
+    }
+    if server::supervised_mode() == server::SUPERVISED_SYSTEMD {
+        server::redis_communicate_systemd("STATUS=Ready to accept connections\n");
+        server::redis_communicate_systemd("READY=1\n");
+    }
     ae::ae_main(&mut srv);
     0
+}
+
+/// atoi: leading digits (with a sign), 0 when there are none.
+fn atoi(s: &str) -> i64 {
+    let s = s.trim_start();
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, s.strip_prefix('+').unwrap_or(s)),
+    };
+    let n = digits
+        .bytes()
+        .take_while(u8::is_ascii_digit)
+        .fold(0i64, |n, d| {
+            n.saturating_mul(10).saturating_add((d - b'0') as i64)
+        });
+    if neg {
+        -n
+    } else {
+        n
+    }
 }
 
 /// listenToPort: bind every `bind` address. A leading `-` marks an optional

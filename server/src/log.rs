@@ -2,11 +2,19 @@
 //!
 //! Format, as redis-server prints it:
 //! `<pid>:<role> <day> <month> <year> <hh:mm:ss.mmm> <level char> <message>`
-//! where role is `M` (master) and the level char is `.` debug, `-` verbose,
-//! `*` notice, `#` warning.
+//! where role is `C` until the server is initialised (Redis compares the
+//! pid with `server.pid`, set by initServer, so the first lines of every
+//! start say `C`), `M` afterwards and in forked children `C` again; the
+//! level char is `.` debug, `-` verbose, `*` notice, `#` warning.
+//!
+//! A signal handler may not take the logfile's lock: it logs with
+//! `server_log_from_handler` (serverLogFromHandler), plain `write(2)` calls
+//! on the descriptor kept in `LOGFILE_FD`, in Redis's own shorter format
+//! `<pid>:signal-handler (<unix time>) <message>`.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 use std::sync::Mutex;
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -18,14 +26,31 @@ pub enum LogLevel {
 }
 
 static VERBOSITY: AtomicU8 = AtomicU8::new(LogLevel::Notice as u8);
-/// The role letter after the pid: `M` master, `C` a forked child (BGSAVE, a debugging session).
-static ROLE: AtomicU8 = AtomicU8::new(b'M');
+/// The role letter after the pid: `C` before initServer and in a forked
+/// child (BGSAVE, a debugging session), `M` for the initialised master.
+static ROLE: AtomicU8 = AtomicU8::new(b'C');
+/// The logfile's descriptor for the signal handler, -1 for stdout.
+static LOGFILE_FD: AtomicI32 = AtomicI32::new(-1);
+/// Daemonized with the log on stdout: stdout is /dev/null, the signal
+/// handler does not even write (as serverLogFromHandler).
+static DAEMONIZED: AtomicBool = AtomicBool::new(false);
 
-/// Set the role letter of every later line (a BGSAVE child logs as `C`).
+/// Set the role letter of every later line (`M` once initServer ran, `C`
+/// in a BGSAVE child).
 pub fn set_role(role: char) {
     ROLE.store(role as u8, Ordering::Relaxed);
 }
 static LOGFILE: Mutex<Option<std::fs::File>> = Mutex::new(None);
+
+/// Remember that the process is a daemon (see `server_log_from_handler`).
+pub fn set_daemonized() {
+    DAEMONIZED.store(true, Ordering::Relaxed);
+}
+
+/// Would a line at `level` be logged? (To skip building costly ones.)
+pub fn verbosity_at_most(level: LogLevel) -> bool {
+    (level as u8) >= VERBOSITY.load(Ordering::Relaxed)
+}
 
 pub fn set_verbosity(level: LogLevel) {
     VERBOSITY.store(level as u8, Ordering::Relaxed);
@@ -36,15 +61,83 @@ pub fn set_logfile(path: &str) -> std::io::Result<()> {
     let mut f = LOGFILE.lock().unwrap_or_else(|e| e.into_inner());
     if path.is_empty() {
         *f = None;
+        LOGFILE_FD.store(-1, Ordering::Relaxed);
     } else {
-        *f = Some(
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)?,
-        );
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)?;
+        LOGFILE_FD.store(file.as_raw_fd(), Ordering::Relaxed);
+        *f = Some(file);
     }
     Ok(())
+}
+
+/// serverLogRaw with LL_RAW: `msg` as is, no pid, time or level mark (the
+/// bug report's banner lines).
+pub fn server_log_raw(level: LogLevel, msg: &str) {
+    if (level as u8) < VERBOSITY.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut f = LOGFILE.lock().unwrap_or_else(|e| e.into_inner());
+    match f.as_mut() {
+        Some(file) => {
+            let _ = file.write_all(msg.as_bytes());
+        }
+        None => {
+            let _ = std::io::stdout().write_all(msg.as_bytes());
+        }
+    }
+}
+
+/// The descriptor log lines go to (the logfile, or stdout): for writers
+/// that must not allocate or lock, the signal handler and the backtrace.
+pub fn log_fd() -> i32 {
+    match LOGFILE_FD.load(Ordering::Relaxed) {
+        -1 => libc::STDOUT_FILENO,
+        fd => fd,
+    }
+}
+
+/// serverLogFromHandler: log from a signal handler, where only
+/// async-signal-safe calls are allowed: no lock, no allocation, no
+/// formatting machinery; a few write(2) calls of stack buffers.
+pub fn server_log_from_handler(level: LogLevel, msg: &str) {
+    let to_stdout = LOGFILE_FD.load(Ordering::Relaxed) == -1;
+    if (level as u8) < VERBOSITY.load(Ordering::Relaxed)
+        || (to_stdout && DAEMONIZED.load(Ordering::Relaxed))
+    {
+        return;
+    }
+    let fd = log_fd();
+    let mut buf = [0u8; 20];
+    // SAFETY: getpid, time and write are async-signal-safe; every buffer
+    // outlives its call.
+    unsafe {
+        let pid = format_u64(&mut buf, libc::getpid() as u64);
+        libc::write(fd, pid.as_ptr().cast(), pid.len());
+        let s = b":signal-handler (";
+        libc::write(fd, s.as_ptr().cast(), s.len());
+        let mut buf = [0u8; 20];
+        let t = format_u64(&mut buf, libc::time(std::ptr::null_mut()) as u64);
+        libc::write(fd, t.as_ptr().cast(), t.len());
+        libc::write(fd, b") ".as_ptr().cast(), 2);
+        libc::write(fd, msg.as_ptr().cast(), msg.len());
+        libc::write(fd, b"\n".as_ptr().cast(), 1);
+    }
+}
+
+/// ll2string without allocating: the decimal digits of `n`, in `buf`.
+fn format_u64(buf: &mut [u8; 20], mut n: u64) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
 }
 
 pub fn server_log(level: LogLevel, msg: &str) {
@@ -122,5 +215,16 @@ mod tests {
     fn civil_dates_are_right() {
         assert_eq!(super::civil_from_days(0), (1970, 1, 1));
         assert_eq!(super::civil_from_days(20787), (2026, 11, 30));
+    }
+
+    #[test]
+    fn handler_digits_are_decimal() {
+        let mut buf = [0u8; 20];
+        assert_eq!(super::format_u64(&mut buf, 0), b"0");
+        assert_eq!(super::format_u64(&mut buf, 1796187769), b"1796187769");
+        assert_eq!(
+            super::format_u64(&mut buf, u64::MAX),
+            b"18446744073709551615"
+        );
     }
 }

@@ -390,7 +390,17 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     let res = read_into_spare_capacity(stream, &mut c.querybuf, readlen);
     match res {
         Ok(0) => {
-            server_log(LogLevel::Verbose, "Client closed connection");
+            // One line with the client's CLIENT LIST fields, as Redis's.
+            if crate::log::verbosity_at_most(LogLevel::Verbose) {
+                let info = client_info_string(c, "");
+                server_log(
+                    LogLevel::Verbose,
+                    &format!(
+                        "Client closed connection {}",
+                        String::from_utf8_lossy(&info)
+                    ),
+                );
+            }
             c.flags |= CLIENT_CLOSE_ASAP;
             return;
         }

@@ -615,7 +615,7 @@ fn reset_child_state(srv: &mut Server) {
 }
 
 /// rdbRemoveTempFile.
-fn rdb_remove_temp_file(childpid: libc::pid_t) {
+pub fn rdb_remove_temp_file(childpid: libc::pid_t) {
     let _ = std::fs::remove_file(format!("temp-{childpid}.rdb"));
 }
 
@@ -980,50 +980,6 @@ pub fn bgsave_command(srv: &mut Server, c: &mut Client) {
     }
 }
 
-/// The persistence steps of prepareForShutdown/finishShutdown: stop a
-/// BGSAVE child, then save when save points exist (unless NOSAVE) or SAVE
-/// was given. Err when the final save failed and FORCE was not given.
-pub fn rdb_prepare_for_shutdown(
-    srv: &mut Server,
-    save: bool,
-    nosave: bool,
-    force: bool,
-) -> Result<(), SaveError> {
-    if let Some(pid) = srv.rdb.child_pid {
-        server_log(
-            LogLevel::Warning,
-            "There is a child saving an .rdb. Killing it!",
-        );
-        kill_rdb_child(srv);
-        rdb_remove_temp_file(pid);
-    }
-    if (!srv.config.save_params.is_empty() && !nosave) || save {
-        server_log(
-            LogLevel::Notice,
-            "Saving the final RDB snapshot before exiting.",
-        );
-        if rdb_save(srv).is_err() {
-            if force {
-                server_log(
-                    LogLevel::Warning,
-                    "Error trying to save the DB. Exit anyway.",
-                );
-            } else {
-                server_log(
-                    LogLevel::Warning,
-                    "Error trying to save the DB, can't exit.",
-                );
-                server_log(
-                    LogLevel::Warning,
-                    "Errors trying to shut down the server. Check the logs for more information.",
-                );
-                return Err(SaveError);
-            }
-        }
-    }
-    Ok(())
-}
-
 /// flushAllDataAndResetRDB's persistence half (after emptyData): stop a
 /// BGSAVE child (its snapshot is stale now) and, with save points, save
 /// the empty dataset right away, which resets the dirty counter.
@@ -1079,49 +1035,4 @@ pub fn debug_reload(srv: &mut Server, c: &mut Client) {
             c.add_reply_error("ERR Error trying to load the RDB dump");
         }
     }
-}
-
-// ----------------------------------------------------------------- signals
-
-/// The last shutdown signal received (SIGTERM / SIGINT), 0 for none.
-static SHUTDOWN_SIGNAL: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-extern "C" fn sig_shutdown_handler(sig: libc::c_int) {
-    // Async-signal-safe: only an atomic store; server_cron does the rest.
-    SHUTDOWN_SIGNAL.store(sig, std::sync::atomic::Ordering::SeqCst);
-}
-
-/// setupSignalHandlers: SIGTERM and SIGINT schedule a clean shutdown (with
-/// the final save when save points are set) instead of killing the process.
-pub fn setup_signal_handlers() {
-    // SAFETY: installing a handler that only stores to an atomic.
-    unsafe {
-        libc::signal(
-            libc::SIGTERM,
-            sig_shutdown_handler as *const () as libc::sighandler_t,
-        );
-        libc::signal(
-            libc::SIGINT,
-            sig_shutdown_handler as *const () as libc::sighandler_t,
-        );
-    }
-}
-
-/// Did a shutdown signal arrive since the last call? Logs it as Redis's
-/// handler does ("Received SIGTERM scheduling shutdown...").
-pub fn shutdown_signal_received() -> bool {
-    let sig = SHUTDOWN_SIGNAL.swap(0, std::sync::atomic::Ordering::SeqCst);
-    if sig == 0 {
-        return false;
-    }
-    let name = if sig == libc::SIGINT {
-        "SIGINT"
-    } else {
-        "SIGTERM"
-    };
-    server_log(
-        LogLevel::Warning,
-        &format!("Received {name} scheduling shutdown..."),
-    );
-    true
 }

@@ -149,7 +149,7 @@ unsafe fn mark_ignore_stats(l: *mut lua_State) {
 /// Run `f` and turn a Rust panic into a Lua error value instead of
 /// unwinding through Lua's C frames. Returns whether to raise.
 fn guard(l: *mut lua_State, f: impl FnOnce() -> bool) -> bool {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+    match crate::shutdown::catch_panic(f) {
         Ok(raise) => raise,
         Err(_) => {
             // SAFETY: l is the running state; pushing a table cannot raise

@@ -32,8 +32,7 @@ use crate::slowlog::{self, Slowlog};
 use bytes::BytesMut;
 
 use crate::networking::{
-    self, Client, CLIENT_BLOCKED, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP, CLIENT_MONITOR,
-    CLIENT_MULTI,
+    self, Client, CLIENT_BLOCKED, CLIENT_CLOSE_ASAP, CLIENT_MONITOR, CLIENT_MULTI,
 };
 
 /// The version we answer as: redis-lite behaves like Redis 7.0.15, and
@@ -224,7 +223,6 @@ pub struct Server {
     pub cmd_time_snapshot: i64,
     /// LRU clock (seconds, 24 bits), refreshed by server_cron.
     pub lruclock: u32,
-    pub shutdown_asap: bool,
     /// When the POST/Host: warning was last logged (unix seconds).
     pub last_security_warning: i64,
     pub stat_peak_memory: usize,
@@ -338,7 +336,6 @@ impl Server {
             hz,
             cmd_time_snapshot: mstime(),
             lruclock: get_lru_clock(),
-            shutdown_asap: false,
             last_security_warning: 0,
             stat_peak_memory: 0,
             initial_memory_usage: 0,
@@ -810,6 +807,36 @@ pub fn server_cron(srv: &mut Server) {
         srv.stat_peak_memory = mem;
     }
 
+    // SIGTERM / SIGINT arrived: shut down here, where it is safe
+    // (shutdown.rs; the handler only set a flag).
+    crate::shutdown::shutdown_cron(srv);
+
+    // Show some info about non-empty databases / the clients.
+    if srv.config.loglevel <= LogLevel::Verbose && run_with_period(srv, 5000) {
+        for (j, db) in srv.dbs.iter().enumerate() {
+            let (used, vkeys) = (db.dict.len(), db.expires.len());
+            if used > 0 || vkeys > 0 {
+                server_log(
+                    LogLevel::Verbose,
+                    &format!(
+                        "DB {j}: {used} keys ({vkeys} volatile) in {} slots HT.",
+                        db.dict.buckets()
+                    ),
+                );
+            }
+        }
+    }
+    if srv.config.loglevel <= LogLevel::Debug && run_with_period(srv, 5000) {
+        server_log(
+            LogLevel::Debug,
+            &format!(
+                "{} clients connected (0 replicas), {} bytes in use",
+                srv.clients.len(),
+                crate::memory::used_memory()
+            ),
+        );
+    }
+
     clients_cron(srv);
     databases_cron(srv);
     // checkChildrenDone, then the save points (rdb.rs).
@@ -817,18 +844,6 @@ pub fn server_cron(srv: &mut Server) {
     // Reap a BGSAVE child, or start one when a save point is due.
     crate::rdb::rdb_cron(srv);
 
-    // SIGTERM / SIGINT (rdb.rs installs the handler): shut down as
-    // SHUTDOWN would, saving when save points are set.
-    if crate::rdb::shutdown_signal_received() {
-        srv.shutdown_asap = true;
-    }
-    if srv.shutdown_asap {
-        if crate::rdb::rdb_prepare_for_shutdown(srv, false, false, false).is_ok() {
-            crate::ae::prepare_for_shutdown_and_exit(srv);
-        }
-        server_log(LogLevel::Warning, "SIGTERM received but errors trying to shut down the server, check the logs for more information");
-        srv.shutdown_asap = false;
-    }
     srv.cronloops += 1;
 }
 
@@ -970,41 +985,6 @@ pub fn lastsave_command(srv: &mut Server, c: &mut Client) {
     c.add_reply_integer(srv.lastsave);
 }
 
-/// SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]
-// redis: server.c shutdownCommand
-pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
-    for i in 1..c.argc() {
-        let a = c.arg(i);
-        let known = [&b"nosave"[..], b"save", b"now", b"force", b"abort"]
-            .iter()
-            .any(|k| a.eq_ignore_ascii_case(k));
-        if !known {
-            c.add_reply_syntax_error();
-            return;
-        }
-        if a.eq_ignore_ascii_case(b"abort") {
-            c.add_reply_error("ERR No shutdown in progress.");
-            return;
-        }
-    }
-    // While a script is busy only SHUTDOWN NOSAVE may stop the server.
-    let nosave = c.argv[1..]
-        .iter()
-        .any(|a| a.eq_ignore_ascii_case(b"nosave"));
-    if !nosave && crate::script::script_is_timedout(srv) {
-        c.add_reply_error(crate::script::script_busy_error(srv));
-        return;
-    }
-    server_log(LogLevel::Warning, "User requested shutdown...");
-    let has = |w: &[u8]| c.argv[1..].iter().any(|a| a.eq_ignore_ascii_case(w));
-    let (save, force) = (has(b"save"), has(b"force"));
-    if crate::rdb::rdb_prepare_for_shutdown(srv, save, nosave, force).is_err() {
-        return c.add_reply_error("ERR Errors trying to SHUTDOWN. Check logs.");
-    }
-    c.flags |= CLIENT_CLOSE_AFTER_REPLY;
-    crate::ae::prepare_for_shutdown_and_exit(srv);
-}
-
 // ---- children (redisFork and checkChildrenDone) ----
 
 /// CHILD_TYPE_*: why the server forked.
@@ -1099,4 +1079,206 @@ pub fn check_children_done(srv: &mut Server) {
             );
         }
     }
+}
+
+// ---- the process: supervision, daemonize, pid file, start-up notes ----
+
+/// SUPERVISED_*: the `supervised` values (none, upstart, systemd, auto).
+pub const SUPERVISED_NONE: i32 = 0;
+pub const SUPERVISED_UPSTART: i32 = 1;
+pub const SUPERVISED_SYSTEMD: i32 = 2;
+pub const SUPERVISED_AUTODETECT: i32 = 3;
+
+/// CONFIG_DEFAULT_PID_FILE: a daemon's pid file when `pidfile` is unset.
+pub const CONFIG_DEFAULT_PID_FILE: &str = "/var/run/redis.pid";
+
+/// server.supervised_mode: who supervises us, once redis_is_supervised
+/// confirmed it (read by the shutdown sequence, before and after the
+/// Server exists).
+static SUPERVISED_MODE: std::sync::atomic::AtomicI32 =
+    std::sync::atomic::AtomicI32::new(SUPERVISED_NONE);
+
+pub fn supervised_mode() -> i32 {
+    SUPERVISED_MODE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// sd_notify(0, msg): one datagram to the socket systemd names in
+/// NOTIFY_SOCKET (`@name` is an abstract socket). 0 when there is no
+/// socket, negative on error, positive on success, as sd_notify.
+fn sd_notify(msg: &str) -> i32 {
+    use std::os::unix::net::UnixDatagram;
+    let Ok(path) = std::env::var("NOTIFY_SOCKET") else {
+        return 0;
+    };
+    let Ok(sock) = UnixDatagram::unbound() else {
+        return -libc::EIO;
+    };
+    let sent = if let Some(name) = path.strip_prefix('@') {
+        use std::os::linux::net::SocketAddrExt;
+        match std::os::unix::net::SocketAddr::from_abstract_name(name) {
+            Ok(addr) => sock.send_to_addr(msg.as_bytes(), &addr),
+            Err(e) => Err(e),
+        }
+    } else {
+        sock.send_to(msg.as_bytes(), &path)
+    };
+    match sent {
+        Ok(_) => 1,
+        Err(e) => -e.raw_os_error().unwrap_or(libc::EIO),
+    }
+}
+
+/// redisCommunicateSystemd: tell systemd our state (READY=1, STATUS=...).
+pub fn redis_communicate_systemd(msg: &str) -> i32 {
+    let ret = sd_notify(msg);
+    if ret == 0 {
+        server_log(
+            LogLevel::Warning,
+            "systemd supervision error: NOTIFY_SOCKET not found!",
+        );
+    } else if ret < 0 {
+        server_log(
+            LogLevel::Warning,
+            &format!("systemd supervision error: sd_notify: {ret}"),
+        );
+    }
+    ret
+}
+
+/// redisIsSupervised: settle `supervised` (auto looks at UPSTART_JOB and
+/// NOTIFY_SOCKET); true when a supervisor is really there, in which case
+/// `daemonize yes` is ignored (the supervisor wants us in the foreground).
+// redis: server.c redisIsSupervised
+pub fn redis_is_supervised(mut mode: i32) -> bool {
+    if mode == SUPERVISED_AUTODETECT {
+        if std::env::var_os("UPSTART_JOB").is_some() {
+            server_log(LogLevel::Verbose, "Upstart supervision detected.");
+            mode = SUPERVISED_UPSTART;
+        } else if std::env::var_os("NOTIFY_SOCKET").is_some() {
+            server_log(LogLevel::Verbose, "Systemd supervision detected.");
+            mode = SUPERVISED_SYSTEMD;
+        }
+    }
+    let ok = match mode {
+        SUPERVISED_UPSTART => {
+            if std::env::var_os("UPSTART_JOB").is_none() {
+                server_log(
+                    LogLevel::Warning,
+                    "upstart supervision requested, but UPSTART_JOB not found!",
+                );
+                false
+            } else {
+                server_log(
+                    LogLevel::Notice,
+                    "supervised by upstart, will stop to signal readiness.",
+                );
+                // SAFETY: stopping ourselves; upstart continues us.
+                unsafe { libc::raise(libc::SIGSTOP) };
+                std::env::remove_var("UPSTART_JOB");
+                true
+            }
+        }
+        SUPERVISED_SYSTEMD => {
+            if redis_communicate_systemd("STATUS=Redis is loading...\n") <= 0 {
+                false
+            } else {
+                server_log(LogLevel::Notice, "Supervised by systemd. Please make sure you set appropriate values for TimeoutStartSec and TimeoutStopSec in your service unit.");
+                true
+            }
+        }
+        _ => false,
+    };
+    if ok {
+        SUPERVISED_MODE.store(mode, std::sync::atomic::Ordering::Relaxed);
+    }
+    ok
+}
+
+/// daemonize: fork, the parent exits at once (so `redis-lite redis.conf`
+/// with `daemonize yes` returns to the shell), the child starts a new
+/// session and points stdin/stdout/stderr at /dev/null. With no logfile
+/// the log lines then go nowhere, as in Redis.
+// redis: server.c daemonize
+pub fn daemonize() {
+    // SAFETY: called before any other thread exists (the lazy-free thread
+    // starts with the Server); the parent only exits.
+    unsafe {
+        if libc::fork() != 0 {
+            libc::_exit(0);
+        }
+        libc::setsid();
+        let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR, 0);
+        if fd != -1 {
+            libc::dup2(fd, libc::STDIN_FILENO);
+            libc::dup2(fd, libc::STDOUT_FILENO);
+            libc::dup2(fd, libc::STDERR_FILENO);
+            if fd > libc::STDERR_FILENO {
+                libc::close(fd);
+            }
+        }
+    }
+    crate::log::set_daemonized();
+}
+
+/// createPidFile: best effort, `<pid>\n`; remembered for the shutdown.
+// redis: server.c createPidFile
+pub fn create_pid_file(pidfile: &str, daemon: bool) {
+    let path = if pidfile.is_empty() {
+        CONFIG_DEFAULT_PID_FILE
+    } else {
+        pidfile
+    };
+    let _ = std::fs::write(path, format!("{}\n", std::process::id()));
+    crate::shutdown::set_pidfile(path, daemon && supervised_mode() == SUPERVISED_NONE);
+}
+
+/// redisAsciiArt: the logo when logging to a terminal, otherwise one line.
+/// redis-lite has no logo: it always logs the line.
+pub fn redis_ascii_art(srv: &Server) {
+    server_log(
+        LogLevel::Notice,
+        &format!("Running mode=standalone, port={}.", srv.config.port),
+    );
+}
+
+/// checkTcpBacklogSettings: the kernel silently caps listen()'s backlog at
+/// net.core.somaxconn.
+pub fn check_tcp_backlog_settings(srv: &Server) {
+    let Ok(text) = std::fs::read_to_string("/proc/sys/net/core/somaxconn") else {
+        return;
+    };
+    let somaxconn: i64 = text.trim().parse().unwrap_or(0);
+    let backlog = srv.config.tcp_backlog;
+    if somaxconn > 0 && somaxconn < backlog {
+        server_log(LogLevel::Warning, &format!("WARNING: The TCP backlog setting of {backlog} cannot be enforced because /proc/sys/net/core/somaxconn is set to the lower value of {somaxconn}."));
+    }
+}
+
+/// linuxMemoryWarnings: overcommit off and THP `always` hurt a forking
+/// server (see syscheck.rs). With `disable-thp yes` (the default) THP is
+/// switched off for this process instead of warned about.
+pub fn linux_memory_warnings(srv: &Server) {
+    if let crate::syscheck::Check::Warning(msg) = crate::syscheck::check_overcommit() {
+        server_log(LogLevel::Warning, &format!("WARNING {msg}"));
+    }
+    if let crate::syscheck::Check::Warning(msg) = crate::syscheck::check_thp_enabled() {
+        let disabled = srv.config.disable_thp
+            // SAFETY: PR_SET_THP_DISABLE takes plain integer arguments.
+            && unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) } == 0;
+        if !disabled {
+            server_log(LogLevel::Warning, &format!("WARNING {msg}"));
+        }
+    }
+    if let crate::syscheck::Check::Warning(msg) = crate::syscheck::check_xen_clocksource() {
+        server_log(LogLevel::Warning, &format!("WARNING {msg}"));
+    }
+}
+
+/// closeListeningSockets: stop accepting (at shutdown: a restarted server
+/// can bind the port while this one finishes exiting).
+pub fn close_listening_sockets(srv: &mut Server, unlink_unix_socket: bool) {
+    for mut l in std::mem::take(&mut srv.listeners) {
+        let _ = srv.poll.registry().deregister(&mut l);
+    }
+    let _ = unlink_unix_socket;
 }
