@@ -6,7 +6,8 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::Server;
@@ -167,4 +168,137 @@ fn shutdown_option_errors_match_redis() {
         out
     };
     common::run_on_both(run);
+}
+
+fn lite_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_redis-lite"))
+}
+
+/// `daemonize yes`: the command returns at once (exit 0, the parent), the
+/// daemon writes its pid file and answers; SIGTERM ends it and the file.
+#[test]
+fn daemonize_returns_at_once_and_the_pidfile_holds_the_daemon() {
+    let port = common::free_port();
+    let dir = common::temp_path("daemon").with_extension("d");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pidfile = dir.join("redis.pid");
+    let logfile = dir.join("redis.log");
+    let status = Command::new(lite_bin())
+        .args([
+            "--port",
+            &port.to_string(),
+            "--daemonize",
+            "yes",
+            "--save",
+            "",
+        ])
+        .args(["--pidfile", pidfile.to_str().unwrap()])
+        .args(["--logfile", logfile.to_str().unwrap()])
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .expect("run redis-lite");
+    assert!(status.success(), "the parent exits 0: {status}");
+    wait_until("the pid file", || {
+        std::fs::read_to_string(&pidfile).is_ok_and(|s| s.ends_with('\n'))
+    });
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    wait_until("the daemon to answer", || {
+        common::Conn::connect(port).is_ok_and(|mut c| c.cmd(&["PING"]).is_ok())
+    });
+    let mut c = common::Conn::connect(port).unwrap();
+    let info = String::from_utf8_lossy(&c.cmd(&["INFO", "server"]).unwrap()).into_owned();
+    assert!(info.contains(&format!("process_id:{pid}\r\n")), "{info}");
+    signal(pid, libc::SIGTERM);
+    wait_until("the pid file to go", || !pidfile.exists());
+    let log = std::fs::read_to_string(&logfile).unwrap();
+    assert!(
+        log.contains("Redis is now ready to exit, bye bye..."),
+        "{log}"
+    );
+}
+
+/// `supervised systemd`: READY=1 and Redis's STATUS lines on NOTIFY_SOCKET,
+/// and `daemonize yes` is then ignored (the supervisor wants a foreground
+/// process).
+#[test]
+fn supervised_systemd_notifies_readiness() {
+    use std::os::unix::net::UnixDatagram;
+    let dir = common::temp_path("notify").with_extension("d");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock_path = dir.join("notify.sock");
+    let sock = UnixDatagram::bind(&sock_path).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let port = common::free_port();
+    let mut child = Command::new(lite_bin())
+        .args(["--port", &port.to_string(), "--save", ""])
+        .args(["--supervised", "systemd", "--daemonize", "yes"])
+        .env("NOTIFY_SOCKET", &sock_path)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 512];
+    while !got.iter().any(|m| m == "READY=1\n") {
+        let n = sock.recv(&mut buf).expect("a notification");
+        got.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+    }
+    assert_eq!(
+        got,
+        [
+            "STATUS=Redis is loading...\n",
+            "STATUS=Ready to accept connections\n",
+            "READY=1\n"
+        ]
+    );
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "still in the foreground"
+    );
+    signal(child.id(), libc::SIGTERM);
+    let n = sock.recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"STOPPING=1\n");
+    assert!(child.wait().unwrap().success());
+}
+
+/// `--check-system`, `--test-memory` without a size, and `--sentinel`.
+#[test]
+fn check_system_test_memory_and_sentinel_flags() {
+    let run = |bin: &Path, args: &[&str]| {
+        let out = Command::new(bin).args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let lite = lite_bin();
+    let sentinel = run(&lite, &["--sentinel"]);
+    assert_eq!(sentinel.0, Some(1));
+    assert!(sentinel.2.contains("not supported"), "{sentinel:?}");
+    let ours_check = run(&lite, &["--check-system"]);
+    assert!(ours_check.1.starts_with("[slow-clocksource]..."));
+    let ours_mem = run(&lite, &["--test-memory"]);
+    assert_eq!(ours_mem.0, Some(1));
+    if let Some(real) = common::require_tool("redis-server") {
+        // The clock check measures this run: compare the other lines.
+        let strip = |s: &str| {
+            s.lines()
+                .filter(|l| !l.starts_with("[slow-clocksource]"))
+                .map(String::from)
+                .collect::<Vec<_>>()
+        };
+        let theirs_check = run(&real, &["--check-system"]);
+        assert_eq!(strip(&ours_check.1), strip(&theirs_check.1));
+        assert_eq!(ours_check.0, theirs_check.0);
+        assert_eq!(ours_mem, run(&real, &["--test-memory"]));
+    }
 }
