@@ -544,17 +544,21 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
             Err(e) => {
                 // setProtocolError: reply, stop executing, close after the
                 // reply is written. The rest of the buffer is dropped.
-                server_log(
-                    LogLevel::Verbose,
-                    &format!(
-                        "Protocol error ({}) from client: id={} addr={}",
-                        e.log_reason(),
-                        c.id,
-                        c.addr
-                    ),
-                );
                 // to_bytes, not Display: the "got 'X'" byte may be non-UTF-8.
                 c.add_reply_error_bytes(&e.to_bytes());
+                // Logged after the error reply is queued, as Redis (obl counts it).
+                if crate::log::verbosity_at_most(LogLevel::Verbose) {
+                    let info = client_info_string(c, "");
+                    server_log(
+                        LogLevel::Verbose,
+                        &format!(
+                            "Protocol error ({}) from client: {}. {}",
+                            e.log_reason(),
+                            String::from_utf8_lossy(&info),
+                            protocol_error_sample(&c.querybuf)
+                        ),
+                    );
+                }
                 srv.note_errors(c);
                 c.flags |= CLIENT_CLOSE_AFTER_REPLY;
                 c.querybuf.clear();
@@ -1369,6 +1373,38 @@ fn with_client(srv: &Server, c: &Client, id: u64, f: impl FnOnce(&Client)) {
 fn append_info_line(out: &mut Vec<u8>, cl: &Client, current_cmd: &str) {
     out.extend_from_slice(&client_info_string(cl, current_cmd));
     out.push(b'\n');
+}
+
+/// PROTO_DUMP_LEN: how much of a bad query buffer a protocol error logs
+/// (half from its start, half from its end when it is longer).
+const PROTO_DUMP_LEN: usize = 128;
+
+/// setProtocolError's sample of the query buffer: at most 255 bytes (Redis
+/// formats into a 256-byte buffer; `%s` also stops at a NUL), every
+/// unprintable byte shown as `.`.
+fn protocol_error_sample(q: &[u8]) -> String {
+    let upto_nul = |b: &[u8]| -> Vec<u8> { b.iter().take_while(|&&x| x != 0).copied().collect() };
+    let mut buf = b"Query buffer during protocol error: '".to_vec();
+    if q.len() < PROTO_DUMP_LEN {
+        buf.extend(upto_nul(q));
+        buf.push(b'\'');
+    } else {
+        let half = PROTO_DUMP_LEN / 2;
+        buf.extend(&q[..half]);
+        buf.extend(format!("' (... more {} bytes ...) '", q.len() - PROTO_DUMP_LEN).as_bytes());
+        buf.extend(&q[q.len() - half..]);
+        buf.push(b'\'');
+    }
+    buf.truncate(255);
+    buf.iter()
+        .map(|&b| {
+            if (0x20..0x7f).contains(&b) {
+                b as char
+            } else {
+                '.'
+            }
+        })
+        .collect()
 }
 
 /// catClientInfoString: one CLIENT LIST line, fields in 7.0.15's order.
