@@ -407,3 +407,41 @@ fn startup_and_shutdown_log_match_redis_at_each_loglevel() {
         );
     }
 }
+
+/// CLUSTER (any subcommand), READONLY, READWRITE, ASKING: a standalone
+/// server's answers, arity errors included, byte for byte.
+#[test]
+fn cluster_only_commands_answer_as_a_standalone_redis() {
+    common::run_on_both(|p| {
+        let mut c = p.connect();
+        let mut out = Vec::new();
+        for args in [
+            &["CLUSTER", "INFO"][..],
+            &["CLUSTER", "NODES"],
+            &["CLUSTER", "SLOTS"],
+            &["CLUSTER", "SHARDS"],
+            &["CLUSTER", "HELP"],
+            &["CLUSTER", "KEYSLOT", "foo"],
+            &["CLUSTER", "MYID"],
+            &["CLUSTER"],
+            &["CLUSTER", "BOGUS"],
+            &["CLUSTER", "SLOTS", "extra"],
+            &["READONLY"],
+            &["READWRITE"],
+            &["ASKING"],
+            &["READONLY", "x"],
+            &[
+                "COMMAND",
+                "INFO",
+                "readonly",
+                "readwrite",
+                "asking",
+                "cluster|slots",
+            ],
+            &["COMMAND", "DOCS", "asking"],
+        ] {
+            out.push(String::from_utf8_lossy(&c.cmd(args).unwrap()).into_owned());
+        }
+        out
+    });
+}

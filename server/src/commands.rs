@@ -860,6 +860,28 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         NOKEYS,
     ),
     container("object", server::container_command, -2, OBJECT_SUBCOMMANDS),
+    // Cluster-only commands, answered as a standalone Redis (cluster.rs).
+    container(
+        "cluster",
+        server::container_command,
+        -2,
+        CLUSTER_SUBCOMMANDS,
+    ),
+    cmd(
+        "readonly",
+        crate::cluster::readonly_command,
+        1,
+        F | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "readwrite",
+        crate::cluster::readwrite_command,
+        1,
+        F | LD | ST,
+        NOKEYS,
+    ),
+    cmd("asking", crate::cluster::asking_command, 1, F, NOKEYS),
     container("memory", server::container_command, -2, MEMORY_SUBCOMMANDS),
     container(
         "slowlog",
@@ -1244,6 +1266,148 @@ static OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
     cmd("idletime", object::object_idletime_command, 3, R, (2, 2, 1)),
     cmd("freq", object::object_freq_command, 3, R, (2, 2, 1)),
     cmd("help", object::object_help_command, 2, LD | ST, NOKEYS),
+];
+
+/// CLUSTER's subcommands all run clusterCommand, as in Redis: in a
+/// standalone server every one of them (HELP too) answers that cluster
+/// support is disabled. Arity and flags are 7.0.15's, so COMMAND INFO and
+/// the arity errors match.
+static CLUSTER_SUBCOMMANDS: &[CommandSpec] = &[
+    cmd(
+        "addslots",
+        crate::cluster::cluster_command,
+        -3,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "addslotsrange",
+        crate::cluster::cluster_command,
+        -4,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "bumpepoch",
+        crate::cluster::cluster_command,
+        2,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "count-failure-reports",
+        crate::cluster::cluster_command,
+        3,
+        A | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "countkeysinslot",
+        crate::cluster::cluster_command,
+        3,
+        ST,
+        NOKEYS,
+    ),
+    cmd(
+        "delslots",
+        crate::cluster::cluster_command,
+        -3,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "delslotsrange",
+        crate::cluster::cluster_command,
+        -4,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "failover",
+        crate::cluster::cluster_command,
+        -2,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "flushslots",
+        crate::cluster::cluster_command,
+        2,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "forget",
+        crate::cluster::cluster_command,
+        3,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "getkeysinslot",
+        crate::cluster::cluster_command,
+        4,
+        ST,
+        NOKEYS,
+    ),
+    cmd("help", crate::cluster::cluster_command, 2, LD | ST, NOKEYS),
+    cmd("info", crate::cluster::cluster_command, 2, ST, NOKEYS),
+    cmd("keyslot", crate::cluster::cluster_command, 3, ST, NOKEYS),
+    cmd("links", crate::cluster::cluster_command, 2, ST, NOKEYS),
+    cmd(
+        "meet",
+        crate::cluster::cluster_command,
+        -4,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd("myid", crate::cluster::cluster_command, 2, ST, NOKEYS),
+    cmd("nodes", crate::cluster::cluster_command, 2, ST, NOKEYS),
+    cmd(
+        "replicas",
+        crate::cluster::cluster_command,
+        3,
+        A | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "replicate",
+        crate::cluster::cluster_command,
+        3,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "reset",
+        crate::cluster::cluster_command,
+        -2,
+        A | NS | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "saveconfig",
+        crate::cluster::cluster_command,
+        2,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "set-config-epoch",
+        crate::cluster::cluster_command,
+        3,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "setslot",
+        crate::cluster::cluster_command,
+        -4,
+        A | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd("shards", crate::cluster::cluster_command, 2, ST, NOKEYS),
+    cmd("slaves", crate::cluster::cluster_command, 3, A | ST, NOKEYS),
+    cmd("slots", crate::cluster::cluster_command, 2, ST, NOKEYS),
 ];
 
 /// XGROUP's subcommands all run xgroupCommand, as in Redis.

@@ -6,6 +6,7 @@
 pub mod ae;
 pub mod bitops;
 pub mod blocked;
+pub mod cluster;
 pub mod commands;
 pub mod commands_meta;
 pub mod config;
