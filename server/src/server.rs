@@ -158,7 +158,7 @@ pub struct Server {
     pub clients_pending_read: Vec<Token>,
     /// The events the last poll returned and the loop has not handled yet
     /// (Redis's `fired` array). A busy script handles the rest of them from
-    /// inside the script (ae::process_events_while_blocked): with
+    /// inside the script (networking::process_events_while_blocked): with
     /// edge-triggered polling they would not be reported again.
     pub fired_events: std::collections::VecDeque<crate::ae::FiredEvent>,
     /// A client stopped at the per-pass write cap with more to send: the
@@ -530,7 +530,7 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     }
 
     // A script runs past busy-reply-threshold and this client was served
-    // from inside it (ae::process_events_while_blocked): only allow-busy
+    // from inside it (networking::process_events_while_blocked): only allow-busy
     // commands (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE...) run.
     if crate::script::script_is_timedout(srv) && flags & crate::commands::CMD_ALLOW_BUSY == 0 {
         let msg = crate::script::script_busy_error(srv);
@@ -983,6 +983,30 @@ pub fn time_command(_srv: &mut Server, c: &mut Client) {
 // redis: rdb.c lastsaveCommand
 pub fn lastsave_command(srv: &mut Server, c: &mut Client) {
     c.add_reply_integer(srv.lastsave);
+}
+
+// ---- beforeSleep ----
+
+/// beforeSleep: work done once per pass before waiting for events.
+pub fn before_sleep(srv: &mut Server) {
+    // CLIENT PAUSE over (timed out or CLIENT UNPAUSE): run what waited.
+    networking::check_client_pause_timeout_and_return_if_paused(srv);
+    if srv.clients_unpaused {
+        networking::resume_postponed_clients(srv);
+    }
+    // Blocked clients: time-outs, then those served or unblocked go on
+    // with the rest of their input.
+    crate::blocked::handle_blocked_clients_timeout(srv);
+    crate::blocked::process_unblocked_clients(srv);
+
+    // The fast expire cycle: at most 1 ms, only when the slow cycle could
+    // not keep up (activeExpireCycle(ACTIVE_EXPIRE_CYCLE_FAST)).
+    if srv.active_expire_enabled {
+        crate::expire::active_expire_cycle(srv, CycleType::Fast);
+    }
+    networking::free_clients_in_async_free_queue(srv);
+    networking::handle_clients_with_pending_writes(srv);
+    networking::free_clients_in_async_free_queue(srv);
 }
 
 // ---- children (redisFork and checkChildrenDone) ----
