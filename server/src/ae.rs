@@ -194,7 +194,7 @@ fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
         let mut c = Box::new(Client::new(id, token, stream, peer));
         // A new connection starts authenticated only while the default user
         // needs no password (requirepass unset).
-        c.authenticated = srv.config.requirepass.is_empty();
+        c.authenticated = crate::acl::default_user_authenticates(srv);
         server_log(LogLevel::Verbose, &format!("Accepted {}", c.addr));
 
         // maxclients: refuse with Redis's error, written directly.

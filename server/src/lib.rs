@@ -3,6 +3,7 @@
 //! (`process_command` and `call`); `docs/tour.md` follows one GET and one
 //! KEYS through these files.
 
+pub mod acl;
 pub mod ae;
 pub mod bitops;
 pub mod blocked;
@@ -96,10 +97,26 @@ pub fn run(args: &[String]) -> i32 {
         }
     };
     srv.config_file = config_file;
+    // The `user` lines of redis.conf (checked while loading it), then
+    // requirepass as the default user's password (initServer), then the
+    // users themselves (ACLLoadUsersAtStartup).
+    for line in std::mem::take(&mut srv.config.user_lines) {
+        let argv: Vec<bytes::Bytes> = line
+            .iter()
+            .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
+            .collect();
+        let _ = srv.acl.append_user_for_loading(&argv);
+    }
+    let requirepass = srv.config.requirepass.clone();
+    srv.acl.update_default_user_password(&requirepass);
+    if let Err(code) = acl::acl_load_users_at_startup(&mut srv) {
+        return code;
+    }
     if let Err(msg) = listen_to_port(&mut srv) {
         server_log(LogLevel::Warning, &msg);
         return 1;
     }
+    redis_ascii_art(&srv);
     // used_memory_startup: what the empty server holds (InitServerLast).
     memory::thread_cache_flush();
     srv.initial_memory_usage = memory::used_memory();
@@ -109,6 +126,50 @@ pub fn run(args: &[String]) -> i32 {
     server_log(LogLevel::Notice, "Ready to accept connections tcp");
     ae::ae_main(&mut srv);
     0
+}
+
+/// redisAsciiArt: the logo (with the " PID: " line Redis's test suite
+/// waits for) when always-show-logo is set or the log is a terminal;
+/// otherwise one "Running mode" line.
+fn redis_ascii_art(srv: &server::Server) {
+    use std::io::IsTerminal;
+    let port = srv.config.port;
+    let show = srv.config.always_show_logo
+        || (srv.config.logfile.is_empty() && std::io::stdout().is_terminal());
+    if !show {
+        server_log(
+            LogLevel::Notice,
+            &format!("Running mode=standalone, port={port}."),
+        );
+        return;
+    }
+    let pid = std::process::id();
+    let v = server::REDIS_VERSION;
+    let logo = format!(
+        concat!(
+            "                _._                                                  \n",
+            "           _.-``__ ''-._                                             \n",
+            "      _.-``    `.  `_.  ''-._           Redis {v} (00000000/0) 64 bit\n",
+            "  .-`` .-```.  ```\\/    _.,_ ''-._                                  \n",
+            " (    '      ,       .-`  | `,    )     Running in standalone mode\n",
+            " |`-._`-...-` __...-.``-._|'` _.-'|     Port: {port}\n",
+            " |    `-._   `._    /     _.-'    |     PID: {pid}\n",
+            "  `-._    `-._  `-./  _.-'    _.-'                                   \n",
+            " |`-._`-._    `-.__.-'    _.-'_.-'|                                  \n",
+            " |    `-._`-._        _.-'_.-'    |           https://redis.io       \n",
+            "  `-._    `-._`-.__.-'_.-'    _.-'                                   \n",
+            " |`-._`-._    `-.__.-'    _.-'_.-'|                                  \n",
+            " |    `-._`-._        _.-'_.-'    |                                  \n",
+            "  `-._    `-._`-.__.-'_.-'    _.-'                                   \n",
+            "      `-._    `-.__.-'    _.-'                                       \n",
+            "          `-._        _.-'                                           \n",
+            "              `-.__.-'                                               \n\n"
+        ),
+        v = v,
+        port = port,
+        pid = pid
+    );
+    log::server_log_raw(LogLevel::Notice, &logo);
 }
 
 /// listenToPort: bind every `bind` address. A leading `-` marks an optional

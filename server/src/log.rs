@@ -76,6 +76,22 @@ pub fn server_log(level: LogLevel, msg: &str) {
     }
 }
 
+/// serverLogRaw(LL_NOTICE|LL_RAW): text as it is, no prefix (the logo).
+pub fn server_log_raw(level: LogLevel, text: &str) {
+    if (level as u8) < VERBOSITY.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut f = LOGFILE.lock().unwrap_or_else(|e| e.into_inner());
+    match f.as_mut() {
+        Some(file) => {
+            let _ = file.write_all(text.as_bytes());
+        }
+        None => {
+            let _ = std::io::stdout().write_all(text.as_bytes());
+        }
+    }
+}
+
 /// `30 Nov 2026 03:25:12.345` in local time (UTC here), like strftime
 /// "%d %b %Y %H:%M:%S" plus milliseconds.
 fn timestamp() -> String {

@@ -265,6 +265,8 @@ pub struct Server {
     pub pre_command_oom_state: bool,
     /// SAVE / BGSAVE state and statistics (rdb.rs).
     pub rdb: crate::rdb::RdbState,
+    /// ACL users and the ACL LOG (acl.rs).
+    pub acl: crate::acl::Acl,
 }
 
 /// Wall-clock unix time in milliseconds.
@@ -293,10 +295,13 @@ impl Server {
         let poll = Poll::new()?;
         let dbs = (0..config.databases as usize).map(Db::new).collect();
         let hz = config.hz;
+        let commands = CommandTable::new();
+        let acl = crate::acl::Acl::new(&commands);
         Ok(Server {
             config,
             dbs,
-            commands: CommandTable::new(),
+            commands,
+            acl,
             clients: HashMap::default(),
             poll,
             listeners: Vec::new(),
@@ -461,6 +466,21 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
             Some(id),
             b"ERR Command not allowed inside a transaction",
         );
+        return;
+    }
+
+    // ACLCheckAllPerm (acl.rs): may this user run this command on these
+    // keys and channels? A denial is logged in the ACL LOG.
+    if let Err((why, pos)) = crate::acl::acl_check_all_perm(srv, c, id) {
+        let ctx = if c.has_flag(CLIENT_MULTI) {
+            crate::acl::AclLogCtx::Multi
+        } else {
+            crate::acl::AclLogCtx::Toplevel
+        };
+        let fullname = srv.commands.get(id).fullname;
+        crate::acl::add_acl_log_entry_at(srv, c, why, ctx, pos, fullname);
+        let msg = crate::acl::noperm_error(why, fullname);
+        reject_command(srv, c, Some(id), msg.as_bytes());
         return;
     }
 
