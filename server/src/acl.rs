@@ -1333,6 +1333,33 @@ pub fn user_is_unrestricted(srv: &Server, user: &[u8]) -> bool {
         .is_none_or(|u| u.selectors[0].flags & ALL == ALL)
 }
 
+/// ACLUserCheckCmdWithUnrestrictedKeyAccess for the client's running
+/// command: some selector allows the command AND grants `flags` (e.g.
+/// `access` = read) on every key (`~*`, `%R~*`, allkeys). SORT's BY/GET
+/// patterns need it.
+pub fn user_check_cmd_with_unrestricted_key_access(
+    srv: &Server,
+    c: &Client,
+    flags: &[&str],
+) -> bool {
+    let Ok(Some(id)) = srv.commands.lookup_argv(&c.argv) else {
+        return false;
+    };
+    let Some(u) = srv.acl.users.get(&c.user) else {
+        return true;
+    };
+    let need = key_flags_to_permissions(flags);
+    let mut keys = None;
+    u.selectors.iter().any(|s| {
+        s.check_cmd(&srv.acl.ci, &srv.commands, id, &c.argv, &mut keys)
+            .is_ok()
+            && (s.flags & SELECTOR_FLAG_ALLKEYS != 0
+                || s.patterns
+                    .iter()
+                    .any(|p| p.flags & need == need && &p.pattern[..] == b"*"))
+    })
+}
+
 /// ACLCheckAllPerm for the client's current command.
 pub fn acl_check_all_perm(srv: &Server, c: &Client, id: CmdId) -> Result<(), (AclDenied, usize)> {
     if user_is_unrestricted(srv, &c.user) {

@@ -744,6 +744,16 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
     ),
     container("client", server::container_command, -2, CLIENT_SUBCOMMANDS),
     container("acl", server::container_command, -2, ACL_SUBCOMMANDS),
+    // Cluster mode is not implemented: READONLY/READWRITE exist (ACL rules
+    // may name them) and answer as a Redis without cluster support.
+    cmd("readonly", server::readonly_command, 1, LD | ST | F, NOKEYS),
+    cmd(
+        "readwrite",
+        server::readonly_command,
+        1,
+        LD | ST | F,
+        NOKEYS,
+    ),
     // ---- pub/sub (pubsub.c); shard channels are "keys" for cluster routing ----
     cmd(
         "subscribe",

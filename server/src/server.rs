@@ -968,6 +968,12 @@ pub fn ping_command(_srv: &mut Server, c: &mut Client) {
     }
 }
 
+/// READONLY / READWRITE
+// redis: cluster.c readonlyCommand, readwriteCommand (cluster disabled)
+pub fn readonly_command(_srv: &mut Server, c: &mut Client) {
+    c.add_reply_error("ERR This instance has cluster support disabled");
+}
+
 /// ECHO message
 // redis: server.c echoCommand
 pub fn echo_command(_srv: &mut Server, c: &mut Client) {
