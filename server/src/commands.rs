@@ -22,8 +22,8 @@ use crate::latency::{self, CommandHistogram};
 use crate::networking::Client;
 use crate::server::Server;
 use crate::{
-    config, db, debug, expire, info, monitor, multi, networking, object, pubsub, server, slowlog,
-    t_string,
+    acl, config, db, debug, expire, info, monitor, multi, networking, object, pubsub, server,
+    slowlog, t_string,
 };
 
 /// A command implementation: runs against the server on behalf of a client
@@ -743,6 +743,17 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         NOKEYS,
     ),
     container("client", server::container_command, -2, CLIENT_SUBCOMMANDS),
+    container("acl", server::container_command, -2, ACL_SUBCOMMANDS),
+    // Cluster mode is not implemented: READONLY/READWRITE exist (ACL rules
+    // may name them) and answer as a Redis without cluster support.
+    cmd("readonly", server::readonly_command, 1, LD | ST | F, NOKEYS),
+    cmd(
+        "readwrite",
+        server::readonly_command,
+        1,
+        LD | ST | F,
+        NOKEYS,
+    ),
     // ---- pub/sub (pubsub.c); shard channels are "keys" for cluster routing ----
     cmd(
         "subscribe",
@@ -1228,6 +1239,53 @@ static COMMAND_SUBCOMMANDS: &[CommandSpec] = &[
     cmd("help", command_help_command, 2, LD | ST, NOKEYS),
 ];
 
+/// ACL's subcommands (acl.c aclCommand; one handler each here).
+static ACL_SUBCOMMANDS: &[CommandSpec] = &[
+    cmd("cat", acl::acl_cat_command, -2, NS | LD | ST, NOKEYS),
+    cmd(
+        "deluser",
+        acl::acl_deluser_command,
+        -3,
+        A | NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "dryrun",
+        acl::acl_dryrun_command,
+        -4,
+        A | NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "genpass",
+        acl::acl_genpass_command,
+        -2,
+        NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "getuser",
+        acl::acl_getuser_command,
+        3,
+        A | NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd("help", acl::acl_help_command, 2, LD | ST, NOKEYS),
+    cmd("list", acl::acl_list_command, 2, A | NS | LD | ST, NOKEYS),
+    cmd("load", acl::acl_load_command, 2, A | NS | LD | ST, NOKEYS),
+    cmd("log", acl::acl_log_command, -2, A | NS | LD | ST, NOKEYS),
+    cmd("save", acl::acl_save_command, 2, A | NS | LD | ST, NOKEYS),
+    cmd(
+        "setuser",
+        acl::acl_setuser_command,
+        -3,
+        A | NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd("users", acl::acl_users_command, 2, A | NS | LD | ST, NOKEYS),
+    cmd("whoami", acl::acl_whoami_command, 2, NS | LD | ST, NOKEYS),
+];
+
 static CONFIG_SUBCOMMANDS: &[CommandSpec] = &[
     cmd(
         "get",
@@ -1634,7 +1692,7 @@ fn lookup_lowercase(map: &HashMap<Vec<u8>, CmdId>, name: &[u8]) -> Option<CmdId>
 
 /// The metadata of a command; an empty record when commands_meta.rs has not
 /// been regenerated since the command was added (a unit test catches that).
-fn meta_of(cmd: &RedisCommand) -> &'static CommandMeta {
+pub fn meta_of(cmd: &RedisCommand) -> &'static CommandMeta {
     static EMPTY: CommandMeta = CommandMeta {
         fullname: "",
         acl_categories: &[],
@@ -2151,6 +2209,16 @@ fn getkeys_proc(fullname: &str) -> Option<GetKeysProc> {
         "sort_ro" => Some(crate::sort::sort_ro_get_keys),
         _ => None,
     }
+}
+
+/// doesCommandHaveKeys: a getkeys procedure, or a key spec that is not
+/// `not_key`.
+pub fn does_command_have_keys(cmd: &RedisCommand) -> bool {
+    getkeys_proc(cmd.fullname).is_some()
+        || meta_of(cmd)
+            .key_specs
+            .iter()
+            .any(|s| !s.flags.contains(&"not_key"))
 }
 
 /// getKeysFromCommandWithSpecs: key specs first when their flags are

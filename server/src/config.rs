@@ -169,7 +169,6 @@ pub struct Config {
     /// "" = no unix socket.
     pub unixsocket: String,
     pub unixsocketperm: u32,
-    pub always_show_logo: bool,
     pub disable_thp: bool,
     pub appenddirname: String,
     pub protected_mode: bool,
@@ -210,6 +209,15 @@ pub struct Config {
     pub busy_reply_threshold: i64,
     pub tracking_table_max_keys: i64,
     pub acllog_max_len: i64,
+    /// aclfile ("" = none) and acl-pubsub-default (true: allchannels).
+    pub aclfile: String,
+    pub acl_pubsub_default_allchannels: bool,
+    /// always-show-logo: print the ASCII logo at start-up (lib.rs).
+    pub always_show_logo: bool,
+    /// The `user` lines of redis.conf, as split arguments, in order; the
+    /// users are created once the server starts (acl.rs,
+    /// ACLLoadUsersAtStartup).
+    pub user_lines: Vec<Vec<String>>,
     pub repl_backlog_size: i64,
     /// save points: (seconds, changes).
     pub save_params: Vec<(i64, i64)>,
@@ -909,7 +917,7 @@ fn split_spaces(v: &str) -> Vec<String> {
 }
 
 /// sdssplitargs on a config line: None on unbalanced quotes.
-fn split_args(line: &str) -> Option<Vec<String>> {
+pub fn split_args(line: &str) -> Option<Vec<String>> {
     let bytes = bytes::Bytes::copy_from_slice(line.as_bytes());
     let argv = protocol::request::sdssplitargs(&bytes)?;
     Some(
@@ -1464,7 +1472,6 @@ impl Default for Config {
             shutdown_on_sigterm: 0,
             unixsocket: String::new(),
             unixsocketperm: 0,
-            always_show_logo: false,
             disable_thp: true,
             appenddirname: String::new(),
             protected_mode: true,
@@ -1504,6 +1511,10 @@ impl Default for Config {
             busy_reply_threshold: 0,
             tracking_table_max_keys: 0,
             acllog_max_len: 0,
+            aclfile: String::new(),
+            acl_pubsub_default_allchannels: false,
+            always_show_logo: false,
+            user_lines: Vec::new(),
             repl_backlog_size: 0,
             save_params: Vec::new(),
             appendonly: false,
@@ -1611,7 +1622,6 @@ impl Config {
         self.shutdown_on_sigterm = self.e("shutdown-on-sigterm");
         self.unixsocket = self.s("unixsocket");
         self.unixsocketperm = self.n("unixsocketperm") as u32;
-        self.always_show_logo = self.b("always-show-logo");
         self.disable_thp = self.b("disable-thp");
         self.appenddirname = self.s("appenddirname");
         self.protected_mode = self.b("protected-mode");
@@ -1660,6 +1670,9 @@ impl Config {
         self.busy_reply_threshold = self.n("busy-reply-threshold");
         self.tracking_table_max_keys = self.n("tracking-table-max-keys");
         self.acllog_max_len = self.n("acllog-max-len");
+        self.aclfile = self.s("aclfile");
+        self.always_show_logo = self.b("always-show-logo");
+        self.acl_pubsub_default_allchannels = self.e("acl-pubsub-default") == 1;
         self.repl_backlog_size = self.n("repl-backlog-size");
         self.save_params = match self.value("save") {
             Some(Value::Save(s)) => s.clone(),
@@ -1770,6 +1783,8 @@ const DEPRECATED_CONFIGS: &[(&str, usize)] = &[
 struct Loader {
     cfg: Config,
     save_loaded: bool,
+    /// A scratch ACL to check `user` lines against (built on the first one).
+    acl_checker: Option<crate::acl::Acl>,
 }
 
 impl Loader {
@@ -1815,10 +1830,23 @@ impl Loader {
                     );
                 }
                 "user" if argc >= 2 => {
-                    server_log(
-                        LogLevel::Verbose,
-                        "ACL users are not supported by redis-lite: 'user' ignored",
-                    );
+                    // ACLAppendUserForLoading: the rules are checked now
+                    // (unknown commands excepted), the user made later.
+                    let argv_b: Vec<bytes::Bytes> = argv
+                        .iter()
+                        .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
+                        .collect();
+                    let checker = self.acl_checker.get_or_insert_with(|| {
+                        crate::acl::Acl::new(&crate::commands::CommandTable::new())
+                    });
+                    if let Err((idx, e)) = checker.append_user_for_loading(&argv_b) {
+                        let bad = argv.get(idx).cloned().unwrap_or_default();
+                        return Err(err_at(&format!(
+                            "Error in user declaration '{bad}': {}",
+                            e.message()
+                        )));
+                    }
+                    self.cfg.user_lines.push(argv.clone());
                 }
                 "loadmodule" if argc >= 2 => {
                     return Err(err_at("Modules are not supported by redis-lite"));
@@ -1977,6 +2005,7 @@ impl Config {
         let mut loader = Loader {
             cfg: Config::default(),
             save_loaded: false,
+            acl_checker: None,
         };
         let mut text = String::new();
         if !config_file.is_empty() {
@@ -2273,15 +2302,17 @@ fn rewrite_option(st: &mut RewriteState, idx: usize, v: &Value) {
 
 /// rewriteConfig + rewriteConfigOverwriteFile (write a temp file, then
 /// rename it over the old one).
-fn rewrite_config(cfg: &Config, path: &str) -> io::Result<()> {
+fn rewrite_config(cfg: &Config, path: &str, user_lines: &[String]) -> io::Result<()> {
     let mut st = RewriteState::read_old_file(path)?;
     for (idx, v) in cfg.values.iter().enumerate() {
         rewrite_option(&mut st, idx, v);
     }
-    // rewriteConfigUserOption: the default user (no ACL file, no password
-    // means "nopass"); rewriteConfigLoadmoduleOption: no modules.
-    if cfg.requirepass.is_empty() {
-        st.rewrite_line("user", "user default on nopass ~* &* +@all".into(), true);
+    // rewriteConfigUserOption: every user, unless they live in an ACL
+    // file; rewriteConfigLoadmoduleOption: no modules.
+    if cfg.aclfile.is_empty() {
+        for line in user_lines {
+            st.rewrite_line("user", line.clone(), true);
+        }
     }
     st.mark_processed("user");
     st.mark_processed("loadmodule");
@@ -2445,6 +2476,11 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
     for &idx in changed {
         match CONFIGS[idx].name {
             "hz" => srv.hz = srv.config.hz,
+            // updateRequirePass: the default user's password follows.
+            "requirepass" => {
+                let pass = srv.config.requirepass.clone();
+                srv.acl.update_default_user_password(&pass);
+            }
             "maxmemory" => crate::evict::update_maxmemory(srv),
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),
             "port" => rebind = Some((idx, "Unable to listen on this port. Check server logs.")),
@@ -2503,7 +2539,8 @@ pub fn config_rewrite_command(srv: &mut Server, c: &mut Client) {
         c.add_reply_error("ERR The server is running without a config file");
         return;
     }
-    match rewrite_config(&srv.config, &srv.config_file) {
+    let user_lines = srv.acl.config_user_lines();
+    match rewrite_config(&srv.config, &srv.config_file, &user_lines) {
         Ok(()) => {
             server_log(LogLevel::Warning, "CONFIG REWRITE executed with success.");
             c.add_reply_ok();

@@ -3,6 +3,7 @@
 //! (`process_command` and `call`); `docs/tour.md` follows one GET and one
 //! KEYS through these files.
 
+pub mod acl;
 pub mod ae;
 pub mod bitops;
 pub mod blocked;
@@ -141,6 +142,21 @@ pub fn run(args: &[String]) -> i32 {
     shutdown::install_panic_hook();
     server_log(LogLevel::Notice, "monotonic clock: POSIX clock_gettime");
     srv.config_file = config_file;
+    // The `user` lines of redis.conf (checked while loading it), then
+    // requirepass as the default user's password (initServer), then the
+    // users themselves (ACLLoadUsersAtStartup).
+    for line in std::mem::take(&mut srv.config.user_lines) {
+        let argv: Vec<bytes::Bytes> = line
+            .iter()
+            .map(|a| bytes::Bytes::copy_from_slice(a.as_bytes()))
+            .collect();
+        let _ = srv.acl.append_user_for_loading(&argv);
+    }
+    let requirepass = srv.config.requirepass.clone();
+    srv.acl.update_default_user_password(&requirepass);
+    if let Err(code) = acl::acl_load_users_at_startup(&mut srv) {
+        return code;
+    }
     if let Err(msg) = listen_to_port(&mut srv) {
         server_log(LogLevel::Warning, &msg);
         return 1;

@@ -74,7 +74,7 @@ pub fn set_logfile(path: &str) -> std::io::Result<()> {
 }
 
 /// serverLogRaw with LL_RAW: `msg` as is, no pid, time or level mark (the
-/// bug report's banner lines).
+/// logo, the bug report's banner lines).
 pub fn server_log_raw(level: LogLevel, msg: &str) {
     if (level as u8) < VERBOSITY.load(Ordering::Relaxed) {
         return;

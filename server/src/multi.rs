@@ -180,6 +180,29 @@ pub fn exec_command(srv: &mut Server, c: &mut Client) {
     c.add_reply_array_len(queued.len());
     for cmd in queued {
         c.argv = cmd.argv;
+        // The ACL rules may have changed since the command was queued: it
+        // is checked again, and a denial replaces its reply (acl.rs).
+        if let Err((why, pos)) = crate::acl::acl_check_all_perm(srv, c, cmd.id) {
+            let fullname = srv.commands.get(cmd.id).fullname;
+            crate::acl::add_acl_log_entry_at(
+                srv,
+                c,
+                why,
+                crate::acl::AclLogCtx::Multi,
+                pos,
+                fullname,
+            );
+            let reason = match why {
+                crate::acl::AclDenied::Cmd => "no permission to execute the command or subcommand",
+                crate::acl::AclDenied::Key => "no permission to touch the specified keys",
+                crate::acl::AclDenied::Channel => {
+                    "no permission to access one of the channels used as arguments"
+                }
+                crate::acl::AclDenied::Auth => "no permission",
+            };
+            c.add_reply_error(&format!("NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. This command is no longer allowed for the following reason: {reason}"));
+            continue;
+        }
         server::call(srv, c, cmd.id);
     }
     c.argv = orig_argv;

@@ -132,8 +132,12 @@ pub struct Client {
     /// Total bytes read and written (for INFO net counters).
     pub net_input_bytes: u64,
     pub net_output_bytes: u64,
-    /// Whether the client passed AUTH (always true without requirepass).
+    /// Whether the client passed AUTH (true from the start while the
+    /// default user is `nopass`).
     pub authenticated: bool,
+    /// The ACL user the client runs as (acl.rs), by name: `default` until
+    /// AUTH/HELLO say otherwise.
+    pub user: Bytes,
     /// The arguments as SLOWLOG and MONITOR must show them, when a command
     /// redacted some (AUTH passwords): see `redact_client_command_argument`.
     pub original_argv: Option<Vec<Bytes>>,
@@ -202,6 +206,7 @@ impl Client {
             net_input_bytes: 0,
             net_output_bytes: 0,
             authenticated: true,
+            user: Bytes::from_static(crate::acl::DEFAULT_USER),
             original_argv: None,
             obuf_soft_limit_reached_time: 0,
             bstate: None,
@@ -779,48 +784,9 @@ pub fn client_output_memory(c: &Client) -> usize {
 /// bit so it cannot collide with the flags declared at the top of the file.
 pub const CLIENT_NO_EVICT: u32 = 1 << 24;
 
-/// The only user there is: without ACLs every connection is `default`.
-const DEFAULT_USER: &[u8] = b"default";
-
-/// Whether the default user has a password: Redis's default user is
-/// `nopass` unless `requirepass` is set (there are no other users).
-fn default_user_has_password(srv: &Server) -> bool {
-    !srv.config.requirepass.is_empty()
-}
-
-/// authRequired: commands other than CMD_NO_AUTH ones must be refused with
-/// NOAUTH. Clearing `requirepass` lifts the requirement for everybody.
+/// authRequired (acl.rs): kept here for the callers in this file.
 pub fn auth_required(srv: &Server, c: &Client) -> bool {
-    default_user_has_password(srv) && !c.authenticated
-}
-
-/// ACLAuthenticateUser for the one user we have: `default`, which accepts
-/// any password while it is `nopass`, else only `requirepass`. Unknown users
-/// fail like wrong passwords.
-fn authenticate_user(srv: &Server, c: &mut Client, user: &[u8], pass: &[u8]) -> bool {
-    if user != DEFAULT_USER {
-        return false;
-    }
-    if default_user_has_password(srv)
-        && !time_independent_eq(pass, srv.config.requirepass.as_bytes())
-    {
-        return false;
-    }
-    c.authenticated = true;
-    true
-}
-
-/// Compare without an early exit, so the time taken does not tell an
-/// attacker how many leading bytes were right (Redis compares SHA-256
-/// digests for the same reason).
-fn time_independent_eq(a: &[u8], b: &[u8]) -> bool {
-    let mut diff = a.len() ^ b.len();
-    for i in 0..a.len().max(b.len()) {
-        let x = a.get(i).copied().unwrap_or(0);
-        let y = b.get(i).copied().unwrap_or(0);
-        diff |= usize::from(x ^ y);
-    }
-    diff == 0
+    crate::acl::auth_required(srv, c)
 }
 
 /// QUIT
@@ -847,7 +813,8 @@ pub fn reset_command(srv: &mut Server, c: &mut Client) {
     c.name = None;
     c.flags &= !(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT | CLIENT_NO_EVICT);
     // Back to the default user: authenticated only if it needs no password.
-    c.authenticated = !default_user_has_password(srv);
+    c.user = Bytes::from_static(crate::acl::DEFAULT_USER);
+    c.authenticated = crate::acl::default_user_authenticates(srv);
     c.add_reply_status(b"RESET");
 }
 
@@ -878,7 +845,7 @@ pub fn hello_command(srv: &mut Server, c: &mut Client) {
             // SLOWLOG and MONITOR show "(redacted)" for the credentials.
             c.redact_client_command_argument(j + 1);
             c.redact_client_command_argument(j + 2);
-            if !authenticate_user(srv, c, &user, &pass) {
+            if !crate::acl::acl_authenticate_user(srv, c, &user, &pass) {
                 c.add_reply_error("WRONGPASS invalid username-password pair or user is disabled.");
                 return;
             }
@@ -942,15 +909,18 @@ pub fn auth_command(srv: &mut Server, c: &mut Client) {
     let (user, pass) = if c.argc() == 2 {
         // The one-argument form errors when the default user is nopass:
         // old clients learn that their configuration is probably wrong.
-        if !default_user_has_password(srv) {
+        if srv.acl.default_user().flags & crate::acl::USER_FLAG_NOPASS != 0 {
             c.add_reply_error("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?");
             return;
         }
-        (Bytes::from_static(DEFAULT_USER), c.argv[1].clone())
+        (
+            Bytes::from_static(crate::acl::DEFAULT_USER),
+            c.argv[1].clone(),
+        )
     } else {
         (c.argv[1].clone(), c.argv[2].clone())
     };
-    if authenticate_user(srv, c, &user, &pass) {
+    if crate::acl::acl_authenticate_user(srv, c, &user, &pass) {
         c.add_reply_ok();
     } else {
         c.add_reply_error("WRONGPASS invalid username-password pair or user is disabled.");
@@ -1052,6 +1022,7 @@ struct KillFilter {
     addr: Option<Bytes>,
     laddr: Option<Bytes>,
     client_type: Option<ClientType>,
+    user: Option<Bytes>,
     skipme: bool,
 }
 
@@ -1109,7 +1080,7 @@ pub fn client_kill_command(srv: &mut Server, c: &mut Client) {
 
 /// The `<option> <value>` pairs of CLIENT KILL's new form. On error the
 /// reply is written and None returned.
-fn parse_kill_filter(_srv: &Server, c: &mut Client) -> Option<KillFilter> {
+fn parse_kill_filter(srv: &Server, c: &mut Client) -> Option<KillFilter> {
     let mut f = KillFilter {
         skipme: true,
         ..KillFilter::default()
@@ -1143,12 +1114,12 @@ fn parse_kill_filter(_srv: &Server, c: &mut Client) -> Option<KillFilter> {
         } else if opt.eq_ignore_ascii_case(b"laddr") {
             f.laddr = Some(val);
         } else if opt.eq_ignore_ascii_case(b"user") {
-            // Only `default` exists; it is every client's user.
-            if &val[..] != DEFAULT_USER {
+            if !srv.acl.users.contains_key(&val) {
                 let u = String::from_utf8_lossy(&val).into_owned();
                 c.add_reply_error(&format!("ERR No such user '{u}'"));
                 return None;
             }
+            f.user = Some(val);
         } else if opt.eq_ignore_ascii_case(b"skipme") {
             if val.eq_ignore_ascii_case(b"yes") {
                 f.skipme = true;
@@ -1174,6 +1145,7 @@ fn kill_filter_matches(f: &KillFilter, cl: &Client) -> bool {
             .is_none_or(|a| a[..] == *cl.laddr.as_bytes())
         && f.client_type.is_none_or(|t| client_type(cl) == t)
         && f.id.is_none_or(|id| cl.id == id)
+        && f.user.as_ref().is_none_or(|u| *u == cl.user)
 }
 
 /// CLIENT NO-EVICT ON|OFF
@@ -1323,7 +1295,7 @@ pub enum ClientType {
     Master,
 }
 
-fn client_type(c: &Client) -> ClientType {
+pub fn client_type(c: &Client) -> ClientType {
     if c.has_flag(CLIENT_PUBSUB) {
         return ClientType::Pubsub;
     }
@@ -1344,7 +1316,7 @@ fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
 
 /// The full name of the command the calling client is running ("client|list"):
 /// Redis sets c->cmd before the call, so CLIENT LIST shows it for itself.
-fn current_command_name(srv: &Server, c: &Client) -> String {
+pub fn current_command_name(srv: &Server, c: &Client) -> String {
     match srv.commands.lookup_argv(&c.argv) {
         Ok(Some(id)) => srv.commands.get(id).fullname.to_string(),
         _ => c.last_cmd.to_string(),
@@ -1459,12 +1431,13 @@ pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
             " age={age} idle={idle} flags={} db={} sub={} psub={} ssub={} multi={multi} qbuf={qbuf} \
              qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} rbs={rbs} rbp={rbs} \
              obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} events={events} cmd={cmd} \
-             user=default redir=-1 resp={resp}",
+             user={} redir=-1 resp={resp}",
             client_flags_string(cl.flags),
             cl.db,
             cl.pubsub_channels.len(),
             cl.pubsub_patterns.len(),
-            cl.pubsubshard_channels.len()
+            cl.pubsubshard_channels.len(),
+            String::from_utf8_lossy(&cl.user)
         )
         .as_bytes(),
     );
@@ -1698,8 +1671,8 @@ fn accept_common_handler(srv: &mut Server, stream: TcpStream, peer: SocketAddr) 
     srv.next_client_id += 1;
     let mut c = Box::new(Client::new(id, token, stream, peer));
     // A new connection starts authenticated only while the default user
-    // needs no password (requirepass unset).
-    c.authenticated = srv.config.requirepass.is_empty();
+    // needs no password (nopass, or requirepass unset).
+    c.authenticated = crate::acl::default_user_authenticates(srv);
     server_log(LogLevel::Verbose, &format!("Accepted {}", c.addr));
 
     // maxclients: refuse with Redis's error, written directly.

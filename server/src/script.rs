@@ -112,6 +112,10 @@ pub struct ScriptRunCtx {
     /// The reply is an error counted in errorstats already (see
     /// `ReplyTarget::failed_without_stats`).
     pub reply_failed_without_stats: bool,
+    /// The caller's CLIENT INFO line, for ACL LOG entries of denied
+    /// redis.call()s (Redis logs the script's caller). Only taken when the
+    /// caller's user could be denied anything.
+    pub caller_info: Option<Vec<u8>>,
 }
 
 /// Proof that `script_prepare_for_run` succeeded: pass it to the engine's
@@ -180,6 +184,14 @@ pub fn script_prepare_for_run(
     sc.resp = Resp::V2; // scripts start in RESP2; redis.setresp changes it
     sc.reply.clear();
     sc.errors.clear();
+    // The script's commands run as the caller's ACL user.
+    sc.user = caller.user.clone();
+    let caller_info = (!crate::acl::user_is_unrestricted(srv, &caller.user)).then(|| {
+        crate::networking::client_info_string(
+            caller,
+            &crate::networking::current_command_name(srv, caller),
+        )
+    });
     if caller.has_flag(CLIENT_MULTI) {
         sc.flags |= CLIENT_MULTI;
     }
@@ -207,6 +219,7 @@ pub fn script_prepare_for_run(
         reply: BytesMut::new(),
         reply_errors: Vec::new(),
         reply_failed_without_stats: false,
+        caller_info,
     }));
     Some(ScriptRun { _private: () })
 }
@@ -383,6 +396,17 @@ pub fn script_call<'a>(
             Some(id),
             "This Redis command is not allowed from script",
         );
+    }
+    // scriptVerifyACL: the caller's user must be allowed the command, its
+    // keys and channels; a denial is logged with the `lua` context.
+    if let Err((why, pos)) = crate::acl::acl_check_all_perm(srv, sc, id) {
+        let fullname = srv.commands.get(id).fullname;
+        crate::acl::add_acl_log_entry_at(srv, sc, why, crate::acl::AclLogCtx::Lua, pos, fullname);
+        let msg = format!(
+            "The user executing the script {}",
+            crate::acl::get_acl_error_message(why)
+        );
+        return reject(srv, Some(id), &msg);
     }
     // scriptVerifyWriteCommandAllow: may-replicate commands count as writes.
     if ctx_flags & SCRIPT_READ_ONLY != 0 && flags & (CMD_WRITE | CMD_MAY_REPLICATE) != 0 {

@@ -263,6 +263,8 @@ pub struct Server {
     pub pre_command_oom_state: bool,
     /// SAVE / BGSAVE state and statistics (rdb.rs).
     pub rdb: crate::rdb::RdbState,
+    /// ACL users and the ACL LOG (acl.rs).
+    pub acl: crate::acl::Acl,
 }
 
 /// Wall-clock unix time in milliseconds.
@@ -291,10 +293,13 @@ impl Server {
         let poll = Poll::new()?;
         let dbs = (0..config.databases as usize).map(Db::new).collect();
         let hz = config.hz;
+        let commands = CommandTable::new();
+        let acl = crate::acl::Acl::new(&commands);
         Ok(Server {
             config,
             dbs,
-            commands: CommandTable::new(),
+            commands,
+            acl,
             clients: HashMap::default(),
             poll,
             listeners: Vec::new(),
@@ -458,6 +463,21 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
             Some(id),
             b"ERR Command not allowed inside a transaction",
         );
+        return;
+    }
+
+    // ACLCheckAllPerm (acl.rs): may this user run this command on these
+    // keys and channels? A denial is logged in the ACL LOG.
+    if let Err((why, pos)) = crate::acl::acl_check_all_perm(srv, c, id) {
+        let ctx = if c.has_flag(CLIENT_MULTI) {
+            crate::acl::AclLogCtx::Multi
+        } else {
+            crate::acl::AclLogCtx::Toplevel
+        };
+        let fullname = srv.commands.get(id).fullname;
+        crate::acl::add_acl_log_entry_at(srv, c, why, ctx, pos, fullname);
+        let msg = crate::acl::noperm_error(why, fullname);
+        reject_command(srv, c, Some(id), msg.as_bytes());
         return;
     }
 
@@ -963,6 +983,12 @@ pub fn ping_command(_srv: &mut Server, c: &mut Client) {
     }
 }
 
+/// READONLY / READWRITE
+// redis: cluster.c readonlyCommand, readwriteCommand (cluster disabled)
+pub fn readonly_command(_srv: &mut Server, c: &mut Client) {
+    c.add_reply_error("ERR This instance has cluster support disabled");
+}
+
 /// ECHO message
 // redis: server.c echoCommand
 pub fn echo_command(_srv: &mut Server, c: &mut Client) {
@@ -1256,13 +1282,48 @@ pub fn create_pid_file(pidfile: &str, daemon: bool) {
     crate::shutdown::set_pidfile(path, daemon && supervised_mode() == SUPERVISED_NONE);
 }
 
-/// redisAsciiArt: the logo when logging to a terminal, otherwise one line.
-/// redis-lite has no logo: it always logs the line.
+/// redisAsciiArt: the logo (with the " PID: " line Redis's test suite
+/// waits for) when always-show-logo is set or the log is a terminal;
+/// otherwise one "Running mode" line.
 pub fn redis_ascii_art(srv: &Server) {
-    server_log(
-        LogLevel::Notice,
-        &format!("Running mode=standalone, port={}.", srv.config.port),
+    use std::io::IsTerminal;
+    let port = srv.config.port;
+    let show = srv.config.always_show_logo
+        || (srv.config.logfile.is_empty() && std::io::stdout().is_terminal());
+    if !show {
+        server_log(
+            LogLevel::Notice,
+            &format!("Running mode=standalone, port={port}."),
+        );
+        return;
+    }
+    let pid = std::process::id();
+    let v = REDIS_VERSION;
+    let logo = format!(
+        concat!(
+            "                _._                                                  \n",
+            "           _.-``__ ''-._                                             \n",
+            "      _.-``    `.  `_.  ''-._           Redis {v} (00000000/0) 64 bit\n",
+            "  .-`` .-```.  ```\\/    _.,_ ''-._                                  \n",
+            " (    '      ,       .-`  | `,    )     Running in standalone mode\n",
+            " |`-._`-...-` __...-.``-._|'` _.-'|     Port: {port}\n",
+            " |    `-._   `._    /     _.-'    |     PID: {pid}\n",
+            "  `-._    `-._  `-./  _.-'    _.-'                                   \n",
+            " |`-._`-._    `-.__.-'    _.-'_.-'|                                  \n",
+            " |    `-._`-._        _.-'_.-'    |           https://redis.io       \n",
+            "  `-._    `-._`-.__.-'_.-'    _.-'                                   \n",
+            " |`-._`-._    `-.__.-'    _.-'_.-'|                                  \n",
+            " |    `-._`-._        _.-'_.-'    |                                  \n",
+            "  `-._    `-._`-.__.-'_.-'    _.-'                                   \n",
+            "      `-._    `-.__.-'    _.-'                                       \n",
+            "          `-._        _.-'                                           \n",
+            "              `-.__.-'                                               \n\n"
+        ),
+        v = v,
+        port = port,
+        pid = pid
     );
+    crate::log::server_log_raw(LogLevel::Notice, &logo);
 }
 
 /// checkTcpBacklogSettings: the kernel silently caps listen()'s backlog at

@@ -110,7 +110,9 @@ pub fn sort_ro_command(srv: &mut Server, c: &mut Client) {
 /// sortCommandGeneric: parse, load, weigh, sort, then reply or store.
 // redis: sort.c sortCommandGeneric
 fn sort_command_generic(srv: &mut Server, c: &mut Client, readonly: bool) {
-    let Some(mut opts) = parse_sort_options(c, readonly) else {
+    let full_key_access =
+        crate::acl::user_check_cmd_with_unrestricted_key_access(srv, c, &["access"]);
+    let Some(mut opts) = parse_sort_options(c, readonly, full_key_access) else {
         return;
     };
     let (dbid, key) = (c.db, c.argv[1].clone());
@@ -151,9 +153,14 @@ fn sort_command_generic(srv: &mut Server, c: &mut Client, readonly: bool) {
 // ---- 1. options ----
 
 /// The option loop of sortCommandGeneric. None after replying an error.
-/// (Redis also refuses BY/GET patterns here in cluster mode and for users
-/// without full key access; redis-lite has neither.)
-fn parse_sort_options(c: &mut Client, readonly: bool) -> Option<SortOptions> {
+/// BY/GET patterns read keys the ACL check never saw, so they are refused
+/// for users without read access to every key (Redis also refuses them in
+/// cluster mode, which redis-lite has not).
+fn parse_sort_options(
+    c: &mut Client,
+    readonly: bool,
+    full_key_access: bool,
+) -> Option<SortOptions> {
     let mut o = SortOptions {
         desc: false,
         alpha: false,
@@ -194,10 +201,21 @@ fn parse_sort_options(c: &mut Client, readonly: bool) -> Option<SortOptions> {
             // (Never reset: a later BY with a `*` still does not sort.)
             if !c_str(&pattern).contains(&b'*') {
                 o.dontsort = true;
+            } else if !full_key_access {
+                c.add_reply_error(
+                    "ERR BY option of SORT denied due to insufficient ACL permissions.",
+                );
+                return None;
             }
             o.sortby = Some(pattern);
             j += 1;
         } else if is("get") && leftargs >= 1 {
+            if !full_key_access {
+                c.add_reply_error(
+                    "ERR GET option of SORT denied due to insufficient ACL permissions.",
+                );
+                return None;
+            }
             o.getops.push(c.argv[j + 1].clone());
             j += 1;
         } else {
