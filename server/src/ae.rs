@@ -359,8 +359,11 @@ pub fn free_client(srv: &mut Server, token: Token) {
         if let Some(stream) = c.stream.as_mut() {
             let _ = srv.poll.registry().deregister(stream);
         }
-        srv.clients_pending_write.retain(|t| *t != token);
-        srv.clients_pending_read.retain(|t| *t != token);
+        // Its token may still sit in clients_pending_write/_read, the
+        // close queue or the cron rotation: those lists are not searched
+        // (Redis unlinks its list node in O(1); we leave the entry). Tokens
+        // are never reused, so whoever pops a stale one finds no client
+        // under it and skips it.
         server_log(
             LogLevel::Verbose,
             &format!("Client closed: id={} addr={}", c.id, c.addr),

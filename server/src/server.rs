@@ -33,7 +33,7 @@ use bytes::BytesMut;
 
 use crate::networking::{
     self, Client, CLIENT_BLOCKED, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP, CLIENT_MONITOR,
-    CLIENT_MULTI,
+    CLIENT_MULTI, CLIENT_PUBSUB,
 };
 
 /// The version we answer as: redis-lite behaves like Redis 7.0.15, and
@@ -176,10 +176,20 @@ pub struct Server {
     pub monitors: Vec<Token>,
     /// Blocked clients (blocked.rs): who waits for which (db, key), in
     /// blocking order; keys that got data during the current command; the
-    /// tokens of all blocked clients; clients to resume before sleeping.
+    /// number of blocked clients; their time-outs ordered by deadline;
+    /// clients to resume before sleeping.
     pub blocking_keys: HashMap<(usize, bytes::Bytes), std::collections::VecDeque<Token>>,
     pub ready_keys: std::collections::VecDeque<(usize, bytes::Bytes)>,
-    pub blocked_tokens: Vec<Token>,
+    /// server.blocked_clients: how many clients are parked (INFO).
+    pub blocked_clients: usize,
+    /// server.clients_timeout_table: (deadline in unix ms, client id) ->
+    /// token for every blocked client with a time-out, ordered by deadline
+    /// (Redis keeps the same 128-bit keys in a radix tree). The loop finds
+    /// the expired time-outs at the front, never visiting the others.
+    pub clients_timeout_table: std::collections::BTreeMap<(i64, u64), Token>,
+    /// clientsCron's rotation: the clients still to visit in this round
+    /// (Redis rotates server.clients itself, see clients_cron).
+    pub clients_cron_queue: std::collections::VecDeque<Token>,
     /// A served blocked client's command is running again (call() does
     /// not feed it to MONITOR a second time).
     pub reprocessing_command: bool,
@@ -315,7 +325,9 @@ impl Server {
             script_disable_deny_script: false,
             blocking_keys: HashMap::new(),
             ready_keys: std::collections::VecDeque::new(),
-            blocked_tokens: Vec::new(),
+            blocked_clients: 0,
+            clients_timeout_table: std::collections::BTreeMap::new(),
+            clients_cron_queue: std::collections::VecDeque::new(),
             reprocessing_command: false,
             watched_keys: HashMap::new(),
             pending_touches: Vec::new(),
@@ -832,23 +844,66 @@ pub fn server_cron(srv: &mut Server) {
     srv.cronloops += 1;
 }
 
-/// clientsCron: per-client housekeeping on every tick: close clients idle
-/// for longer than `timeout` seconds, and give back query buffers that grew
-/// for one big command (clientsCronHandleTimeout,
-/// clientsCronResizeQueryBuffer).
+/// CLIENTS_CRON_MIN_ITERATIONS: clientsCron visits numclients/hz clients
+/// per call, but at least this many, so a few clients are still looked at
+/// often when there are not many of them.
+pub const CLIENTS_CRON_MIN_ITERATIONS: usize = 5;
+
+/// clientsCron: per-client housekeeping, a slice of the clients per call:
+/// numclients/hz of them (at least CLIENTS_CRON_MIN_ITERATIONS), so that at
+/// `hz` calls per second every client is visited about once a second and
+/// 10,000 idle clients cost a tick 1/hz of a full walk, not all of it.
+/// Each visited client may be closed for idling past `timeout` seconds,
+/// and gets back query buffer space it no longer needs
+/// (clientsCronHandleTimeout, clientsCronResizeQueryBuffer).
+///
+/// Redis rotates its client list (tail to head) and looks at the head. The
+/// clients here live in a map, so the rotation is a queue of tokens: taken
+/// from the front; when it runs out, a new round starts with the tokens of
+/// the clients connected now (one copy per round, ~1 s). A client closed
+/// meanwhile is simply not found when its token comes up.
+// redis: server.c clientsCron
 fn clients_cron(srv: &mut Server) {
+    let numclients = srv.clients.len();
+    let mut iterations = numclients / srv.hz.max(1) as usize;
+    if iterations < CLIENTS_CRON_MIN_ITERATIONS {
+        iterations = numclients.min(CLIENTS_CRON_MIN_ITERATIONS);
+    }
     let now = Instant::now();
-    let maxidle = srv.config.timeout;
-    for c in srv.clients.values_mut() {
-        let idle = now.saturating_duration_since(c.last_interaction);
-        if maxidle > 0 && idle.as_secs() as i64 > maxidle && !c.has_flag(CLIENT_MONITOR) {
-            server_log(LogLevel::Verbose, "Closing idle client");
-            c.flags |= CLIENT_CLOSE_ASAP;
-            srv.clients_to_close.push(c.token);
+    while iterations > 0 && !srv.clients.is_empty() {
+        let Some(token) = srv.clients_cron_queue.pop_front() else {
+            srv.clients_cron_queue.extend(srv.clients.keys().copied());
+            continue;
+        };
+        let Some(c) = srv.clients.get_mut(&token) else {
+            continue; // closed since this round began
+        };
+        iterations -= 1;
+        if clients_cron_handle_timeout(srv.config.timeout, c, now) {
+            srv.clients_to_close.push(token);
             continue;
         }
+        let idle = now.saturating_duration_since(c.last_interaction);
         clients_cron_resize_query_buffer(c, idle.as_secs());
     }
+}
+
+/// clientsCronHandleTimeout: with `timeout` set, close a client idle for
+/// longer than that many seconds, unless it is a MONITOR (Redis's replicas
+/// and monitors have no timeout), blocked (BLPOP waits as long as it
+/// asked) or subscribed (a subscriber may wait for messages forever).
+// redis: timeout.c clientsCronHandleTimeout
+fn clients_cron_handle_timeout(maxidletime: i64, c: &mut Client, now: Instant) -> bool {
+    if maxidletime <= 0 || c.has_flag(CLIENT_MONITOR | CLIENT_BLOCKED | CLIENT_PUBSUB) {
+        return false;
+    }
+    let idle = now.saturating_duration_since(c.last_interaction).as_secs() as i64;
+    if idle > maxidletime {
+        server_log(LogLevel::Verbose, "Closing idle client");
+        c.flags |= CLIENT_CLOSE_ASAP;
+        return true;
+    }
+    false
 }
 
 /// PROTO_RESIZE_THRESHOLD: a busy client's query buffer is trimmed only
