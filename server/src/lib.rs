@@ -85,6 +85,10 @@ pub fn run(args: &[String]) -> i32 {
             std::process::id()
         ),
     );
+    let mut config = config;
+    if server::adjust_open_files_limit(&mut config).is_err() {
+        return 1;
+    }
     let mut srv = match server::Server::new(config) {
         Ok(s) => s,
         Err(e) => {

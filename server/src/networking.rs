@@ -247,12 +247,39 @@ impl Client {
 
     // ---- add_reply_*: append one reply to the output buffer (addReply*). ----
 
+    /// After a reply element went into the buffer (_addReplyProtoToList):
+    /// past the first 16 KB chunk, check the output buffer limits *while*
+    /// the reply is being built, so one huge reply (KEYS *, LRANGE 0 -1)
+    /// to a client over its hard limit stops growing at once instead of
+    /// after the command. A client already marked for closing gets nothing
+    /// more (prepareClientToWrite refuses it): what it holds is dropped,
+    /// as it would never be written.
+    #[inline]
+    fn reply_added(&mut self) {
+        if self.reply.len() <= PROTO_REPLY_CHUNK_BYTES {
+            return;
+        }
+        if self.has_flag(CLIENT_CLOSE_ASAP) {
+            self.reply.clear();
+            return;
+        }
+        // A fake client (scripts) is never closed: Redis skips clients
+        // without a connection ("unsafe to free fake clients").
+        if self.stream.is_some() {
+            let limits = REPLY_OBUF_LIMITS.with(|l| l.get());
+            if close_client_on_output_buffer_limit_reached(&limits, self) {
+                self.reply.clear();
+            }
+        }
+    }
+
     pub fn add_reply_ok(&mut self) {
         self.reply.extend_from_slice(b"+OK\r\n");
     }
 
     pub fn add_reply_status(&mut self, s: &[u8]) {
         reply::simple(&mut self.reply, s);
+        self.reply_added();
     }
 
     /// addReplyError: `msg` is the full text starting with its code, e.g.
@@ -279,14 +306,17 @@ impl Client {
 
     pub fn add_reply_integer(&mut self, i: i64) {
         reply::integer(&mut self.reply, i);
+        self.reply_added();
     }
 
     pub fn add_reply_bulk(&mut self, b: &[u8]) {
         reply::bulk(&mut self.reply, b);
+        self.reply_added();
     }
 
     pub fn add_reply_bulk_i64(&mut self, i: i64) {
         reply::bulk_i64(&mut self.reply, i);
+        self.reply_added();
     }
 
     pub fn add_reply_null(&mut self) {
@@ -311,6 +341,7 @@ impl Client {
 
     pub fn add_reply_double(&mut self, d: f64) {
         reply::double(&mut self.reply, d, self.resp);
+        self.reply_added();
     }
 
     pub fn add_reply_bool(&mut self, b: bool) {
@@ -319,6 +350,7 @@ impl Client {
 
     pub fn add_reply_verbatim(&mut self, text: &[u8]) {
         reply::verbatim(&mut self.reply, text, self.resp);
+        self.reply_added();
     }
 
     /// addReplyHelp: the `<CMD> <subcommand> ...` header, the lines, and the
@@ -419,14 +451,25 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
 
     // client-query-buffer-limit: a client that sends an endless command is
     // closed without a reply (Redis logs it and frees the client).
-    if c.querybuf.len() as u64 > srv.config.client_query_buffer_limit {
+    // A big argument announced past the limit is refused at once too, before
+    // its bytes arrive (the `c->bulklen` half of Redis's check).
+    let limit = srv.config.client_query_buffer_limit;
+    let big_bulk = c
+        .parser
+        .pending_bulk_len()
+        .is_some_and(|b| b >= PROTO_MBULK_BIG_ARG && b as u64 > limit);
+    if c.querybuf.len() as u64 > limit || big_bulk {
+        // The client's CLIENT LIST line and the first 64 bytes, quoted as
+        // sdscatrepr quotes them.
+        let info = client_info_string(c, c.last_cmd);
+        let mut head = BytesMut::new();
+        crate::monitor::cat_repr(&mut head, &c.querybuf[..c.querybuf.len().min(64)]);
         server_log(
             LogLevel::Warning,
             &format!(
-                "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
-                c.id,
-                c.addr,
-                String::from_utf8_lossy(&c.querybuf[..c.querybuf.len().min(64)])
+                "Closing client that reached max query buffer length: {} (qbuf initial bytes: {})",
+                String::from_utf8_lossy(&info),
+                String::from_utf8_lossy(&head)
             ),
         );
         c.flags |= CLIENT_CLOSE_ASAP;
@@ -731,21 +774,57 @@ pub fn close_client_on_output_buffer_limit_reached(
     if !check_client_output_buffer_limits(limits, c) {
         return false;
     }
+    // The whole CLIENT LIST line (catClientInfoString), as Redis logs it.
+    // A command still running shows under its name (Redis has set
+    // c->lastcmd before calling it).
+    let running = c
+        .argv
+        .first()
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+        .unwrap_or_default();
+    let info = client_info_string(c, &running);
     server_log(
         LogLevel::Warning,
         &format!(
-            "Client id={} addr={} laddr={} fd={} name={} omem={} cmd={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-            c.id,
-            c.addr,
-            c.laddr,
-            c.fd,
-            String::from_utf8_lossy(c.name.as_deref().unwrap_or(b"")),
-            c.reply.len(),
-            c.last_cmd
+            "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            String::from_utf8_lossy(&info)
         ),
     );
     c.flags |= CLIENT_CLOSE_ASAP;
     true
+}
+
+thread_local! {
+    /// The client-output-buffer-limit classes as the last config change
+    /// set them (config.rs sync_typed), for the check inside add_reply_*,
+    /// which only has the client at hand.
+    static REPLY_OBUF_LIMITS: std::cell::Cell<[ClientBufferLimit; 3]> =
+        const { std::cell::Cell::new(crate::config::CLIENT_BUFFER_LIMITS_DEFAULTS) };
+}
+
+/// Publish the output buffer limits to the reply-building check.
+pub fn set_reply_obuf_limits(limits: [ClientBufferLimit; 3]) {
+    REPLY_OBUF_LIMITS.with(|l| l.set(limits));
+}
+
+/// connIsLocal: the peer is exactly 127.0.0.1 or ::1 (or a unix socket,
+/// which redis-lite does not listen on). Not every 127.* address: Redis
+/// compares the address text with "127.0.0.1" and "::1" only.
+// redis: networking.c islocalClient (connIsLocal in later versions)
+pub fn conn_is_local(c: &Client) -> bool {
+    match c.stream.as_ref().and_then(|s| s.peer_addr().ok()) {
+        Some(peer) => is_local_addr(&peer.ip()),
+        None => false,
+    }
+}
+
+/// The address test of connIsLocal, on its own for unit tests.
+pub fn is_local_addr(ip: &std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => *v4 == std::net::Ipv4Addr::LOCALHOST,
+        // An IPv4-mapped ::ffff:127.0.0.1 prints as such, not "::1".
+        std::net::IpAddr::V6(v6) => *v6 == std::net::Ipv6Addr::LOCALHOST,
+    }
 }
 
 /// Bytes the client's output buffer holds (omem in CLIENT LIST).

@@ -598,7 +598,7 @@ pub fn allow_protected_action(setting: ProtectedAction, c: &Client) -> bool {
     match setting {
         ProtectedAction::Yes => true,
         ProtectedAction::No => false,
-        ProtectedAction::Local => c.addr.starts_with("127.") || c.addr.starts_with("[::1]"),
+        ProtectedAction::Local => networking::conn_is_local(c),
     }
 }
 
@@ -842,6 +842,100 @@ pub fn server_cron(srv: &mut Server) {
         srv.shutdown_asap = false;
     }
     srv.cronloops += 1;
+}
+
+/// CONFIG_MIN_RESERVED_FDS: descriptors kept back from `maxclients` for
+/// the server's own use (listeners, log file, RDB child pipes, ...).
+pub const CONFIG_MIN_RESERVED_FDS: u64 = 32;
+
+/// adjustOpenFilesLimit: make RLIMIT_NOFILE big enough for `maxclients`
+/// clients plus CONFIG_MIN_RESERVED_FDS. When the OS refuses, try 16 fewer
+/// descriptors at a time down to the current limit, and lower `maxclients`
+/// to what is left, with Redis's three warnings; below the reserve the
+/// server cannot start (Redis exits; here the caller gets `Err`).
+// redis: server.c adjustOpenFilesLimit
+pub fn adjust_open_files_limit(config: &mut crate::config::Config) -> Result<(), ()> {
+    let maxfiles = config.maxclients + CONFIG_MIN_RESERVED_FDS;
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == -1 {
+        server_log(
+            LogLevel::Warning,
+            &format!(
+                "Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the max clients configuration accordingly.",
+                std::io::Error::last_os_error()
+            ),
+        );
+        set_maxclients(config, 1024 - CONFIG_MIN_RESERVED_FDS);
+        return Ok(());
+    }
+    let oldlimit = limit.rlim_cur;
+    if oldlimit >= maxfiles {
+        return Ok(());
+    }
+    const DECR_STEP: u64 = 16;
+    let mut bestlimit = maxfiles;
+    let mut setrlimit_error = std::io::Error::from_raw_os_error(0);
+    while bestlimit > oldlimit {
+        limit.rlim_cur = bestlimit;
+        limit.rlim_max = bestlimit;
+        // SAFETY: setrlimit only reads the struct.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != -1 {
+            break;
+        }
+        setrlimit_error = std::io::Error::last_os_error();
+        if bestlimit < DECR_STEP {
+            bestlimit = oldlimit;
+            break;
+        }
+        bestlimit -= DECR_STEP;
+    }
+    bestlimit = bestlimit.max(oldlimit);
+    if bestlimit >= maxfiles {
+        server_log(
+            LogLevel::Notice,
+            &format!("Increased maximum number of open files to {maxfiles} (it was originally set to {oldlimit})."),
+        );
+        return Ok(());
+    }
+    let old_maxclients = config.maxclients;
+    if bestlimit <= CONFIG_MIN_RESERVED_FDS {
+        server_log(
+            LogLevel::Warning,
+            &format!("Your current 'ulimit -n' of {oldlimit} is not enough for the server to start. Please increase your open file limit to at least {maxfiles}. Exiting."),
+        );
+        return Err(());
+    }
+    set_maxclients(config, bestlimit - CONFIG_MIN_RESERVED_FDS);
+    server_log(
+        LogLevel::Warning,
+        &format!("You requested maxclients of {old_maxclients} requiring at least {maxfiles} max file descriptors."),
+    );
+    // strerror's text: io::Error's Display adds " (os error N)".
+    let why = setrlimit_error.to_string();
+    let why = why.split(" (os error").next().unwrap_or("");
+    server_log(
+        LogLevel::Warning,
+        &format!("Server can't set maximum open files to {maxfiles} because of OS error: {why}."),
+    );
+    server_log(
+        LogLevel::Warning,
+        &format!(
+            "Current maximum open files is {bestlimit}. maxclients has been reduced to {} to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
+            config.maxclients
+        ),
+    );
+    Ok(())
+}
+
+/// Lower `maxclients` in the config table too, so CONFIG GET shows it.
+fn set_maxclients(config: &mut crate::config::Config, n: u64) {
+    if config.set_from_str("maxclients", &n.to_string()).is_err() {
+        config.maxclients = n;
+    }
 }
 
 /// CLIENTS_CRON_MIN_ITERATIONS: clientsCron visits numclients/hz clients
