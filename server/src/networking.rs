@@ -1724,6 +1724,59 @@ pub fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
 /// acceptCommonHandler: make a `Client` of a new connection, refuse it
 /// past maxclients, and register its socket for reading.
 // redis: networking.c acceptCommonHandler
+/// The reply to a non-loopback client in protected mode, written before the
+/// connection is closed (clientAcceptHandler's text, unchanged).
+const PROTECTED_MODE_DENIED: &[u8] =
+    b"-DENIED Redis is running in protected mode because protected \
+mode is enabled and no password is set for the default user. \
+In this mode connections are only accepted from the loopback interface. \
+If you want to connect from external computers to Redis you \
+may adopt one of the following solutions: \
+1) Just disable protected mode sending the command \
+'CONFIG SET protected-mode no' from the loopback interface \
+by connecting to Redis from the same host the server is \
+running, however MAKE SURE Redis is not publicly accessible \
+from internet if you do so. Use CONFIG REWRITE to make this \
+change permanent. \
+2) Alternatively you can just disable the protected mode by \
+editing the Redis configuration file, and setting the protected \
+mode option to 'no', and then restarting the server. \
+3) If you started the server manually just for testing, restart \
+it with the '--protected-mode no' option. \
+4) Setup a an authentication password for the default user. \
+NOTE: You only need to do one of the above things in order for \
+the server to start accepting connections from the outside.\r\n";
+
+/// anetKeepAlive: SO_KEEPALIVE, the first probe after `interval` seconds
+/// idle, then one every interval/3 seconds, the peer declared dead after 3
+/// unanswered probes (so about 2 x interval in all). Failures are ignored
+/// (Redis ignores connKeepAlive's result too).
+// redis: anet.c anetKeepAlive
+fn anet_keep_alive(stream: &TcpStream, interval: i32) {
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
+    let set = |level: i32, name: i32, val: i32| {
+        // SAFETY: setsockopt reads an int we own for the duration of the call.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                &val as *const i32 as *const libc::c_void,
+                std::mem::size_of::<i32>() as libc::socklen_t,
+            );
+        }
+    };
+    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1);
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, interval);
+    set(
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPINTVL,
+        (interval / 3).max(1),
+    );
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3);
+}
+
 fn accept_common_handler(srv: &mut Server, stream: TcpStream, peer: SocketAddr) {
     let token = Token(srv.next_token);
     srv.next_token += 1;
@@ -1739,6 +1792,22 @@ fn accept_common_handler(srv: &mut Server, stream: TcpStream, peer: SocketAddr) 
     if srv.clients.len() as u64 >= srv.config.maxclients {
         if let Some(stream) = c.stream.as_mut() {
             let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
+        }
+        srv.stats.rejected_conn += 1;
+        return;
+    }
+    // createClient: TCP keepalive probes, so a peer that vanished without a
+    // FIN (a dead host, a dropped NAT entry) is noticed.
+    if srv.config.tcp_keepalive > 0 {
+        if let Some(stream) = c.stream.as_ref() {
+            anet_keep_alive(stream, srv.config.tcp_keepalive as i32);
+        }
+    }
+    // clientAcceptHandler: protected mode. With no password on the default
+    // user, only loopback clients get in; others get Redis's explanation.
+    if srv.config.protected_mode && !default_user_has_password(srv) && !conn_is_local(&c) {
+        if let Some(stream) = c.stream.as_mut() {
+            let _ = stream.write_all(PROTECTED_MODE_DENIED);
         }
         srv.stats.rejected_conn += 1;
         return;
