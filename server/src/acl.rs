@@ -1318,6 +1318,12 @@ pub fn auth_required(srv: &Server, c: &Client) -> bool {
     (d.flags & USER_FLAG_NOPASS == 0 || d.flags & USER_FLAG_DISABLED != 0) && !c.authenticated
 }
 
+/// Protected mode applies while the default user is `nopass`
+/// (clientAcceptHandler tests DefaultUser->flags & USER_FLAG_NOPASS).
+pub fn default_user_is_nopass(srv: &Server) -> bool {
+    srv.acl.default_user().flags & USER_FLAG_NOPASS != 0
+}
+
 /// Whether a new connection starts authenticated as `default`.
 pub fn default_user_authenticates(srv: &Server) -> bool {
     let d = srv.acl.default_user();

@@ -13,6 +13,14 @@
 //! by running their command again: now it finds data, pops and replies.
 //! A client whose timeout passes gets a null reply from
 //! `handle_blocked_clients_timeout`, called before each sleep.
+//!
+//! Time-outs (Redis's timeout.c): a client that blocks with a deadline is
+//! entered in `srv.clients_timeout_table`, a BTreeMap keyed by
+//! (deadline, client id), and leaves it when it is unblocked for any
+//! reason. Before each sleep the loop pops entries from the front while
+//! their deadline has passed and stops at the first one in the future, and
+//! the poll timeout is the first key: with 10,000 clients parked, neither
+//! visits the 9,999 whose time has not come (O(log N) per block/unblock).
 
 use bytes::Bytes;
 use storage::object::Value;
@@ -102,7 +110,30 @@ pub fn block_for_keys(
         stream: None,
     });
     c.flags |= CLIENT_BLOCKED;
-    srv.blocked_tokens.push(c.token);
+    srv.blocked_clients += 1;
+    add_client_to_timeout_table(srv, c);
+}
+
+/// addClientToTimeoutTable: a client blocked with a deadline joins the
+/// ordered table; one that waits forever (timeout 0) does not.
+// redis: timeout.c addClientToTimeoutTable
+fn add_client_to_timeout_table(srv: &mut Server, c: &Client) {
+    let Some(bs) = c.bstate.as_ref() else {
+        return;
+    };
+    if bs.timeout != 0 {
+        srv.clients_timeout_table
+            .insert((bs.timeout, c.id), c.token);
+    }
+}
+
+/// removeClientFromTimeoutTable: unblocked before its time (served, CLIENT
+/// UNBLOCK, disconnected): forget its deadline. O(log N).
+// redis: timeout.c removeClientFromTimeoutTable
+fn remove_client_from_timeout_table(srv: &mut Server, c: &Client, timeout: i64) {
+    if timeout != 0 {
+        srv.clients_timeout_table.remove(&(timeout, c.id));
+    }
 }
 
 /// blockForKeys for XREAD/XREADGROUP (BLOCKED_STREAM): as above, and each
@@ -131,6 +162,7 @@ pub fn unblock_client(srv: &mut Server, c: &mut Client) {
     let Some(bs) = c.bstate.take() else {
         return;
     };
+    remove_client_from_timeout_table(srv, c, bs.timeout);
     for k in bs.keys {
         let entry = (bs.db, k);
         if let Some(q) = srv.blocking_keys.get_mut(&entry) {
@@ -140,8 +172,10 @@ pub fn unblock_client(srv: &mut Server, c: &mut Client) {
             }
         }
     }
-    c.flags &= !CLIENT_BLOCKED;
-    srv.blocked_tokens.retain(|t| *t != c.token);
+    if c.has_flag(CLIENT_BLOCKED) {
+        c.flags &= !CLIENT_BLOCKED;
+        srv.blocked_clients = srv.blocked_clients.saturating_sub(1);
+    }
 }
 
 /// signalKeyAsReady: a key was added; if somebody waits for it, serve them
@@ -290,45 +324,46 @@ pub fn process_unblocked_clients(srv: &mut Server) {
 }
 
 /// handleBlockedClientsTimeout: reply null to clients whose time is up.
+/// The table is ordered by deadline, so this takes entries from the front
+/// and stops at the first deadline still in the future.
+// redis: timeout.c handleBlockedClientsTimeout
 pub fn handle_blocked_clients_timeout(srv: &mut Server) {
-    if srv.blocked_tokens.is_empty() {
+    if srv.clients_timeout_table.is_empty() {
         return;
     }
     let now = server::mstime();
-    let due: Vec<_> = srv
-        .blocked_tokens
-        .iter()
-        .copied()
-        .filter(|t| {
-            srv.clients.get(t).is_some_and(|c| {
-                c.bstate
-                    .as_ref()
-                    .is_some_and(|b| b.timeout != 0 && b.timeout <= now)
-            })
-        })
-        .collect();
-    for token in due {
+    while let Some(entry) = srv.clients_timeout_table.first_entry() {
+        let (timeout, _id) = *entry.key();
+        if timeout >= now {
+            break; // all the others are later still
+        }
+        let token = entry.remove();
         let Some(mut c) = srv.clients.remove(&token) else {
             continue;
         };
-        unblock_client(srv, &mut c);
-        // replyToBlockedClientTimedOut: a null array for list pops.
-        networking::add_reply_unless_silenced(&mut c, |c| c.add_reply_null_array());
-        networking::reset_client_reply_skip(&mut c);
-        server::update_stats_on_unblock(srv, &mut c);
-        srv.unblocked_clients.push(token);
+        // checkBlockedClientTimeout: still blocked with that deadline?
+        let due = c.has_flag(CLIENT_BLOCKED)
+            && c.bstate
+                .as_ref()
+                .is_some_and(|b| b.timeout != 0 && b.timeout < now);
+        if due {
+            unblock_client(srv, &mut c);
+            // replyToBlockedClientTimedOut: a null array for list pops.
+            networking::add_reply_unless_silenced(&mut c, |c| c.add_reply_null_array());
+            networking::reset_client_reply_skip(&mut c);
+            server::update_stats_on_unblock(srv, &mut c);
+            srv.unblocked_clients.push(token);
+        }
         crate::networking::put_back_client(srv, c);
     }
 }
 
-/// The nearest block deadline (unix ms), for the poll timeout.
+/// The nearest block deadline (unix ms), for the poll timeout: the first
+/// key of the ordered table.
 pub fn nearest_block_timeout(srv: &Server) -> Option<i64> {
-    srv.blocked_tokens
-        .iter()
-        .filter_map(|t| srv.clients.get(t)?.bstate.as_ref())
-        .map(|b| b.timeout)
-        .filter(|t| *t != 0)
-        .min()
+    srv.clients_timeout_table
+        .first_key_value()
+        .map(|(&(deadline, _), _)| deadline)
 }
 
 /// CLIENT UNBLOCK's action on a parked client: TIMEOUT replies as if the

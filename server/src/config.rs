@@ -1665,7 +1665,9 @@ impl Config {
             _ => 0,
         };
         if let Some(Value::ObufLimits(l)) = self.value("client-output-buffer-limit") {
-            self.client_output_buffer_limit = *l;
+            let l = *l;
+            self.client_output_buffer_limit = l;
+            crate::networking::set_reply_obuf_limits(l);
         }
         self.busy_reply_threshold = self.n("busy-reply-threshold");
         self.tracking_table_max_keys = self.n("tracking-table-max-keys");
@@ -2480,6 +2482,10 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
             "requirepass" => {
                 let pass = srv.config.requirepass.clone();
                 srv.acl.update_default_user_password(&pass);
+            }
+            // updateMaxclients: a bigger maxclients needs more descriptors.
+            "maxclients" => {
+                let _ = crate::server::adjust_open_files_limit(&mut srv.config);
             }
             "maxmemory" => crate::evict::update_maxmemory(srv),
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),

@@ -189,7 +189,7 @@ fn clients_section(srv: &Server) -> String {
         "maxclients" => srv.config.maxclients,
         "client_recent_max_input_buffer" => max_in,
         "client_recent_max_output_buffer" => max_out,
-        "blocked_clients" => srv.blocked_tokens.len(),
+        "blocked_clients" => srv.blocked_clients,
         "tracking_clients" => 0,
         "clients_in_timeout_table" => 0,
     );

@@ -126,7 +126,13 @@ pub fn run(args: &[String]) -> i32 {
         server_log(LogLevel::Warning, "Configuration loaded");
     }
 
-    // initServer: from here on the lines say `M`.
+    // initServer: from here on the lines say `M` (Redis sets server.pid
+    // before adjustOpenFilesLimit logs).
+    log::set_role('M');
+    let mut config = config;
+    if server::adjust_open_files_limit(&mut config).is_err() {
+        return 1;
+    }
     let mut srv = match server::Server::new(config) {
         Ok(s) => s,
         Err(e) => {
@@ -137,7 +143,6 @@ pub fn run(args: &[String]) -> i32 {
             return 1;
         }
     };
-    log::set_role('M');
     shutdown::setup_signal_handlers();
     shutdown::install_panic_hook();
     server_log(LogLevel::Notice, "monotonic clock: POSIX clock_gettime");

@@ -252,12 +252,39 @@ impl Client {
 
     // ---- add_reply_*: append one reply to the output buffer (addReply*). ----
 
+    /// After a reply element went into the buffer (_addReplyProtoToList):
+    /// past the first 16 KB chunk, check the output buffer limits *while*
+    /// the reply is being built, so one huge reply (KEYS *, LRANGE 0 -1)
+    /// to a client over its hard limit stops growing at once instead of
+    /// after the command. A client already marked for closing gets nothing
+    /// more (prepareClientToWrite refuses it): what it holds is dropped,
+    /// as it would never be written.
+    #[inline]
+    fn reply_added(&mut self) {
+        if self.reply.len() <= PROTO_REPLY_CHUNK_BYTES {
+            return;
+        }
+        if self.has_flag(CLIENT_CLOSE_ASAP) {
+            self.reply.clear();
+            return;
+        }
+        // A fake client (scripts) is never closed: Redis skips clients
+        // without a connection ("unsafe to free fake clients").
+        if self.stream.is_some() {
+            let limits = REPLY_OBUF_LIMITS.with(|l| l.get());
+            if close_client_on_output_buffer_limit_reached(&limits, self) {
+                self.reply.clear();
+            }
+        }
+    }
+
     pub fn add_reply_ok(&mut self) {
         self.reply.extend_from_slice(b"+OK\r\n");
     }
 
     pub fn add_reply_status(&mut self, s: &[u8]) {
         reply::simple(&mut self.reply, s);
+        self.reply_added();
     }
 
     /// addReplyError: `msg` is the full text starting with its code, e.g.
@@ -284,14 +311,17 @@ impl Client {
 
     pub fn add_reply_integer(&mut self, i: i64) {
         reply::integer(&mut self.reply, i);
+        self.reply_added();
     }
 
     pub fn add_reply_bulk(&mut self, b: &[u8]) {
         reply::bulk(&mut self.reply, b);
+        self.reply_added();
     }
 
     pub fn add_reply_bulk_i64(&mut self, i: i64) {
         reply::bulk_i64(&mut self.reply, i);
+        self.reply_added();
     }
 
     pub fn add_reply_null(&mut self) {
@@ -316,6 +346,7 @@ impl Client {
 
     pub fn add_reply_double(&mut self, d: f64) {
         reply::double(&mut self.reply, d, self.resp);
+        self.reply_added();
     }
 
     pub fn add_reply_bool(&mut self, b: bool) {
@@ -324,6 +355,7 @@ impl Client {
 
     pub fn add_reply_verbatim(&mut self, text: &[u8]) {
         reply::verbatim(&mut self.reply, text, self.resp);
+        self.reply_added();
     }
 
     /// addReplyHelp: the `<CMD> <subcommand> ...` header, the lines, and the
@@ -434,14 +466,25 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
 
     // client-query-buffer-limit: a client that sends an endless command is
     // closed without a reply (Redis logs it and frees the client).
-    if c.querybuf.len() as u64 > srv.config.client_query_buffer_limit {
+    // A big argument announced past the limit is refused at once too, before
+    // its bytes arrive (the `c->bulklen` half of Redis's check).
+    let limit = srv.config.client_query_buffer_limit;
+    let big_bulk = c
+        .parser
+        .pending_bulk_len()
+        .is_some_and(|b| b >= PROTO_MBULK_BIG_ARG && b as u64 > limit);
+    if c.querybuf.len() as u64 > limit || big_bulk {
+        // The client's CLIENT LIST line and the first 64 bytes, quoted as
+        // sdscatrepr quotes them.
+        let info = client_info_string(c, c.last_cmd);
+        let mut head = BytesMut::new();
+        crate::monitor::cat_repr(&mut head, &c.querybuf[..c.querybuf.len().min(64)]);
         server_log(
             LogLevel::Warning,
             &format!(
-                "Closing client that reached max query buffer length: id={} addr={} (qbuf initial bytes: {:?})",
-                c.id,
-                c.addr,
-                String::from_utf8_lossy(&c.querybuf[..c.querybuf.len().min(64)])
+                "Closing client that reached max query buffer length: {} (qbuf initial bytes: {})",
+                String::from_utf8_lossy(&info),
+                String::from_utf8_lossy(&head)
             ),
         );
         c.flags |= CLIENT_CLOSE_ASAP;
@@ -750,21 +793,57 @@ pub fn close_client_on_output_buffer_limit_reached(
     if !check_client_output_buffer_limits(limits, c) {
         return false;
     }
+    // The whole CLIENT LIST line (catClientInfoString), as Redis logs it.
+    // A command still running shows under its name (Redis has set
+    // c->lastcmd before calling it).
+    let running = c
+        .argv
+        .first()
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+        .unwrap_or_default();
+    let info = client_info_string(c, &running);
     server_log(
         LogLevel::Warning,
         &format!(
-            "Client id={} addr={} laddr={} fd={} name={} omem={} cmd={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-            c.id,
-            c.addr,
-            c.laddr,
-            c.fd,
-            String::from_utf8_lossy(c.name.as_deref().unwrap_or(b"")),
-            c.reply.len(),
-            c.last_cmd
+            "Client {} scheduled to be closed ASAP for overcoming of output buffer limits.",
+            String::from_utf8_lossy(&info)
         ),
     );
     c.flags |= CLIENT_CLOSE_ASAP;
     true
+}
+
+thread_local! {
+    /// The client-output-buffer-limit classes as the last config change
+    /// set them (config.rs sync_typed), for the check inside add_reply_*,
+    /// which only has the client at hand.
+    static REPLY_OBUF_LIMITS: std::cell::Cell<[ClientBufferLimit; 3]> =
+        const { std::cell::Cell::new(crate::config::CLIENT_BUFFER_LIMITS_DEFAULTS) };
+}
+
+/// Publish the output buffer limits to the reply-building check.
+pub fn set_reply_obuf_limits(limits: [ClientBufferLimit; 3]) {
+    REPLY_OBUF_LIMITS.with(|l| l.set(limits));
+}
+
+/// connIsLocal: the peer is exactly 127.0.0.1 or ::1 (or a unix socket,
+/// which redis-lite does not listen on). Not every 127.* address: Redis
+/// compares the address text with "127.0.0.1" and "::1" only.
+// redis: networking.c islocalClient (connIsLocal in later versions)
+pub fn conn_is_local(c: &Client) -> bool {
+    match c.stream.as_ref().and_then(|s| s.peer_addr().ok()) {
+        Some(peer) => is_local_addr(&peer.ip()),
+        None => false,
+    }
+}
+
+/// The address test of connIsLocal, on its own for unit tests.
+pub fn is_local_addr(ip: &std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => *v4 == std::net::Ipv4Addr::LOCALHOST,
+        // An IPv4-mapped ::ffff:127.0.0.1 prints as such, not "::1".
+        std::net::IpAddr::V6(v6) => *v6 == std::net::Ipv6Addr::LOCALHOST,
+    }
 }
 
 /// Bytes the client's output buffer holds (omem in CLIENT LIST).
@@ -1664,6 +1743,59 @@ pub fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
 /// acceptCommonHandler: make a `Client` of a new connection, refuse it
 /// past maxclients, and register its socket for reading.
 // redis: networking.c acceptCommonHandler
+/// The reply to a non-loopback client in protected mode, written before the
+/// connection is closed (clientAcceptHandler's text, unchanged).
+const PROTECTED_MODE_DENIED: &[u8] =
+    b"-DENIED Redis is running in protected mode because protected \
+mode is enabled and no password is set for the default user. \
+In this mode connections are only accepted from the loopback interface. \
+If you want to connect from external computers to Redis you \
+may adopt one of the following solutions: \
+1) Just disable protected mode sending the command \
+'CONFIG SET protected-mode no' from the loopback interface \
+by connecting to Redis from the same host the server is \
+running, however MAKE SURE Redis is not publicly accessible \
+from internet if you do so. Use CONFIG REWRITE to make this \
+change permanent. \
+2) Alternatively you can just disable the protected mode by \
+editing the Redis configuration file, and setting the protected \
+mode option to 'no', and then restarting the server. \
+3) If you started the server manually just for testing, restart \
+it with the '--protected-mode no' option. \
+4) Setup a an authentication password for the default user. \
+NOTE: You only need to do one of the above things in order for \
+the server to start accepting connections from the outside.\r\n";
+
+/// anetKeepAlive: SO_KEEPALIVE, the first probe after `interval` seconds
+/// idle, then one every interval/3 seconds, the peer declared dead after 3
+/// unanswered probes (so about 2 x interval in all). Failures are ignored
+/// (Redis ignores connKeepAlive's result too).
+// redis: anet.c anetKeepAlive
+fn anet_keep_alive(stream: &TcpStream, interval: i32) {
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
+    let set = |level: i32, name: i32, val: i32| {
+        // SAFETY: setsockopt reads an int we own for the duration of the call.
+        unsafe {
+            libc::setsockopt(
+                fd,
+                level,
+                name,
+                &val as *const i32 as *const libc::c_void,
+                std::mem::size_of::<i32>() as libc::socklen_t,
+            );
+        }
+    };
+    set(libc::SOL_SOCKET, libc::SO_KEEPALIVE, 1);
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, interval);
+    set(
+        libc::IPPROTO_TCP,
+        libc::TCP_KEEPINTVL,
+        (interval / 3).max(1),
+    );
+    set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3);
+}
+
 fn accept_common_handler(srv: &mut Server, stream: TcpStream, peer: SocketAddr) {
     let token = Token(srv.next_token);
     srv.next_token += 1;
@@ -1679,6 +1811,22 @@ fn accept_common_handler(srv: &mut Server, stream: TcpStream, peer: SocketAddr) 
     if srv.clients.len() as u64 >= srv.config.maxclients {
         if let Some(stream) = c.stream.as_mut() {
             let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
+        }
+        srv.stats.rejected_conn += 1;
+        return;
+    }
+    // createClient: TCP keepalive probes, so a peer that vanished without a
+    // FIN (a dead host, a dropped NAT entry) is noticed.
+    if srv.config.tcp_keepalive > 0 {
+        if let Some(stream) = c.stream.as_ref() {
+            anet_keep_alive(stream, srv.config.tcp_keepalive as i32);
+        }
+    }
+    // clientAcceptHandler: protected mode. With no password on the default
+    // user, only loopback clients get in; others get Redis's explanation.
+    if srv.config.protected_mode && crate::acl::default_user_is_nopass(srv) && !conn_is_local(&c) {
+        if let Some(stream) = c.stream.as_mut() {
+            let _ = stream.write_all(PROTECTED_MODE_DENIED);
         }
         srv.stats.rejected_conn += 1;
         return;
@@ -1783,8 +1931,11 @@ pub fn free_client(srv: &mut Server, token: Token) {
         if let Some(stream) = c.stream.as_mut() {
             let _ = srv.poll.registry().deregister(stream);
         }
-        srv.clients_pending_write.retain(|t| *t != token);
-        srv.clients_pending_read.retain(|t| *t != token);
+        // Its token may still sit in clients_pending_write/_read, the
+        // close queue or the cron rotation: those lists are not searched
+        // (Redis unlinks its list node in O(1); we leave the entry). Tokens
+        // are never reused, so whoever pops a stale one finds no client
+        // under it and skips it.
     }
 }
 

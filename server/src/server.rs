@@ -32,7 +32,7 @@ use crate::slowlog::{self, Slowlog};
 use bytes::BytesMut;
 
 use crate::networking::{
-    self, Client, CLIENT_BLOCKED, CLIENT_CLOSE_ASAP, CLIENT_MONITOR, CLIENT_MULTI,
+    self, Client, CLIENT_BLOCKED, CLIENT_CLOSE_ASAP, CLIENT_MONITOR, CLIENT_MULTI, CLIENT_PUBSUB,
 };
 
 /// The version we answer as: redis-lite behaves like Redis 7.0.15, and
@@ -175,10 +175,20 @@ pub struct Server {
     pub monitors: Vec<Token>,
     /// Blocked clients (blocked.rs): who waits for which (db, key), in
     /// blocking order; keys that got data during the current command; the
-    /// tokens of all blocked clients; clients to resume before sleeping.
+    /// number of blocked clients; their time-outs ordered by deadline;
+    /// clients to resume before sleeping.
     pub blocking_keys: HashMap<(usize, bytes::Bytes), std::collections::VecDeque<Token>>,
     pub ready_keys: std::collections::VecDeque<(usize, bytes::Bytes)>,
-    pub blocked_tokens: Vec<Token>,
+    /// server.blocked_clients: how many clients are parked (INFO).
+    pub blocked_clients: usize,
+    /// server.clients_timeout_table: (deadline in unix ms, client id) ->
+    /// token for every blocked client with a time-out, ordered by deadline
+    /// (Redis keeps the same 128-bit keys in a radix tree). The loop finds
+    /// the expired time-outs at the front, never visiting the others.
+    pub clients_timeout_table: std::collections::BTreeMap<(i64, u64), Token>,
+    /// clientsCron's rotation: the clients still to visit in this round
+    /// (Redis rotates server.clients itself, see clients_cron).
+    pub clients_cron_queue: std::collections::VecDeque<Token>,
     /// A served blocked client's command is running again (call() does
     /// not feed it to MONITOR a second time).
     pub reprocessing_command: bool,
@@ -318,7 +328,9 @@ impl Server {
             script_disable_deny_script: false,
             blocking_keys: HashMap::new(),
             ready_keys: std::collections::VecDeque::new(),
-            blocked_tokens: Vec::new(),
+            blocked_clients: 0,
+            clients_timeout_table: std::collections::BTreeMap::new(),
+            clients_cron_queue: std::collections::VecDeque::new(),
             reprocessing_command: false,
             watched_keys: HashMap::new(),
             pending_touches: Vec::new(),
@@ -603,7 +615,7 @@ pub fn allow_protected_action(setting: ProtectedAction, c: &Client) -> bool {
     match setting {
         ProtectedAction::Yes => true,
         ProtectedAction::No => false,
-        ProtectedAction::Local => c.addr.starts_with("127.") || c.addr.starts_with("[::1]"),
+        ProtectedAction::Local => networking::conn_is_local(c),
     }
 }
 
@@ -867,23 +879,160 @@ pub fn server_cron(srv: &mut Server) {
     srv.cronloops += 1;
 }
 
-/// clientsCron: per-client housekeeping on every tick: close clients idle
-/// for longer than `timeout` seconds, and give back query buffers that grew
-/// for one big command (clientsCronHandleTimeout,
-/// clientsCronResizeQueryBuffer).
+/// CONFIG_MIN_RESERVED_FDS: descriptors kept back from `maxclients` for
+/// the server's own use (listeners, log file, RDB child pipes, ...).
+pub const CONFIG_MIN_RESERVED_FDS: u64 = 32;
+
+/// adjustOpenFilesLimit: make RLIMIT_NOFILE big enough for `maxclients`
+/// clients plus CONFIG_MIN_RESERVED_FDS. When the OS refuses, try 16 fewer
+/// descriptors at a time down to the current limit, and lower `maxclients`
+/// to what is left, with Redis's three warnings; below the reserve the
+/// server cannot start (Redis exits; here the caller gets `Err`).
+// redis: server.c adjustOpenFilesLimit
+pub fn adjust_open_files_limit(config: &mut crate::config::Config) -> Result<(), ()> {
+    let maxfiles = config.maxclients + CONFIG_MIN_RESERVED_FDS;
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes into the struct we own.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == -1 {
+        server_log(
+            LogLevel::Warning,
+            &format!(
+                "Unable to obtain the current NOFILE limit ({}), assuming 1024 and setting the max clients configuration accordingly.",
+                std::io::Error::last_os_error()
+            ),
+        );
+        set_maxclients(config, 1024 - CONFIG_MIN_RESERVED_FDS);
+        return Ok(());
+    }
+    let oldlimit = limit.rlim_cur;
+    if oldlimit >= maxfiles {
+        return Ok(());
+    }
+    const DECR_STEP: u64 = 16;
+    let mut bestlimit = maxfiles;
+    let mut setrlimit_error = std::io::Error::from_raw_os_error(0);
+    while bestlimit > oldlimit {
+        limit.rlim_cur = bestlimit;
+        limit.rlim_max = bestlimit;
+        // SAFETY: setrlimit only reads the struct.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } != -1 {
+            break;
+        }
+        setrlimit_error = std::io::Error::last_os_error();
+        if bestlimit < DECR_STEP {
+            bestlimit = oldlimit;
+            break;
+        }
+        bestlimit -= DECR_STEP;
+    }
+    bestlimit = bestlimit.max(oldlimit);
+    if bestlimit >= maxfiles {
+        server_log(
+            LogLevel::Notice,
+            &format!("Increased maximum number of open files to {maxfiles} (it was originally set to {oldlimit})."),
+        );
+        return Ok(());
+    }
+    let old_maxclients = config.maxclients;
+    if bestlimit <= CONFIG_MIN_RESERVED_FDS {
+        server_log(
+            LogLevel::Warning,
+            &format!("Your current 'ulimit -n' of {oldlimit} is not enough for the server to start. Please increase your open file limit to at least {maxfiles}. Exiting."),
+        );
+        return Err(());
+    }
+    set_maxclients(config, bestlimit - CONFIG_MIN_RESERVED_FDS);
+    server_log(
+        LogLevel::Warning,
+        &format!("You requested maxclients of {old_maxclients} requiring at least {maxfiles} max file descriptors."),
+    );
+    // strerror's text: io::Error's Display adds " (os error N)".
+    let why = setrlimit_error.to_string();
+    let why = why.split(" (os error").next().unwrap_or("");
+    server_log(
+        LogLevel::Warning,
+        &format!("Server can't set maximum open files to {maxfiles} because of OS error: {why}."),
+    );
+    server_log(
+        LogLevel::Warning,
+        &format!(
+            "Current maximum open files is {bestlimit}. maxclients has been reduced to {} to compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
+            config.maxclients
+        ),
+    );
+    Ok(())
+}
+
+/// Lower `maxclients` in the config table too, so CONFIG GET shows it.
+fn set_maxclients(config: &mut crate::config::Config, n: u64) {
+    if config.set_from_str("maxclients", &n.to_string()).is_err() {
+        config.maxclients = n;
+    }
+}
+
+/// CLIENTS_CRON_MIN_ITERATIONS: clientsCron visits numclients/hz clients
+/// per call, but at least this many, so a few clients are still looked at
+/// often when there are not many of them.
+pub const CLIENTS_CRON_MIN_ITERATIONS: usize = 5;
+
+/// clientsCron: per-client housekeeping, a slice of the clients per call:
+/// numclients/hz of them (at least CLIENTS_CRON_MIN_ITERATIONS), so that at
+/// `hz` calls per second every client is visited about once a second and
+/// 10,000 idle clients cost a tick 1/hz of a full walk, not all of it.
+/// Each visited client may be closed for idling past `timeout` seconds,
+/// and gets back query buffer space it no longer needs
+/// (clientsCronHandleTimeout, clientsCronResizeQueryBuffer).
+///
+/// Redis rotates its client list (tail to head) and looks at the head. The
+/// clients here live in a map, so the rotation is a queue of tokens: taken
+/// from the front; when it runs out, a new round starts with the tokens of
+/// the clients connected now (one copy per round, ~1 s). A client closed
+/// meanwhile is simply not found when its token comes up.
+// redis: server.c clientsCron
 fn clients_cron(srv: &mut Server) {
+    let numclients = srv.clients.len();
+    let mut iterations = numclients / srv.hz.max(1) as usize;
+    if iterations < CLIENTS_CRON_MIN_ITERATIONS {
+        iterations = numclients.min(CLIENTS_CRON_MIN_ITERATIONS);
+    }
     let now = Instant::now();
-    let maxidle = srv.config.timeout;
-    for c in srv.clients.values_mut() {
-        let idle = now.saturating_duration_since(c.last_interaction);
-        if maxidle > 0 && idle.as_secs() as i64 > maxidle && !c.has_flag(CLIENT_MONITOR) {
-            server_log(LogLevel::Verbose, "Closing idle client");
-            c.flags |= CLIENT_CLOSE_ASAP;
-            srv.clients_to_close.push(c.token);
+    while iterations > 0 && !srv.clients.is_empty() {
+        let Some(token) = srv.clients_cron_queue.pop_front() else {
+            srv.clients_cron_queue.extend(srv.clients.keys().copied());
+            continue;
+        };
+        let Some(c) = srv.clients.get_mut(&token) else {
+            continue; // closed since this round began
+        };
+        iterations -= 1;
+        if clients_cron_handle_timeout(srv.config.timeout, c, now) {
+            srv.clients_to_close.push(token);
             continue;
         }
+        let idle = now.saturating_duration_since(c.last_interaction);
         clients_cron_resize_query_buffer(c, idle.as_secs());
     }
+}
+
+/// clientsCronHandleTimeout: with `timeout` set, close a client idle for
+/// longer than that many seconds, unless it is a MONITOR (Redis's replicas
+/// and monitors have no timeout), blocked (BLPOP waits as long as it
+/// asked) or subscribed (a subscriber may wait for messages forever).
+// redis: timeout.c clientsCronHandleTimeout
+fn clients_cron_handle_timeout(maxidletime: i64, c: &mut Client, now: Instant) -> bool {
+    if maxidletime <= 0 || c.has_flag(CLIENT_MONITOR | CLIENT_BLOCKED | CLIENT_PUBSUB) {
+        return false;
+    }
+    let idle = now.saturating_duration_since(c.last_interaction).as_secs() as i64;
+    if idle > maxidletime {
+        server_log(LogLevel::Verbose, "Closing idle client");
+        c.flags |= CLIENT_CLOSE_ASAP;
+        return true;
+    }
+    false
 }
 
 /// PROTO_RESIZE_THRESHOLD: a busy client's query buffer is trimmed only

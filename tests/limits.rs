@@ -1,0 +1,312 @@
+//! Client limits: what keeps one client (or 10,000 of them) from taking the
+//! server down, each checked over TCP against the real binary.
+//!
+//! * `maxclients`: 10,000 connections are accepted and served, the 10,001st
+//!   gets `-ERR max number of clients reached` and is closed.
+//! * `client-output-buffer-limit`: a subscriber and a MONITOR that stop
+//!   reading are cut at their class's hard limit, and the server's RSS stays
+//!   bounded while a publisher goes on.
+//! * `client-query-buffer-limit`, the pre-authentication limits (more than
+//!   10 arguments, a bulk over 16 KB), protected mode's `-DENIED`, and the
+//!   idle `timeout` (which spares blocked and subscribed clients).
+//!
+//! Where Redis is the reference the same scenario runs on a real
+//! `redis-server` too (`run_on_both`). No test measures time: waits are
+//! generous upper bounds for something that must happen.
+
+mod common;
+
+use common::{Conn, RealRedis, Server};
+use std::time::Duration;
+
+/// Raise this process's RLIMIT_NOFILE to its hard limit, so the test can
+/// hold 10,000 sockets (the servers it starts inherit it). Returns the new
+/// soft limit.
+fn raise_nofile_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit/setrlimit read and write a struct we own.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) != 0 {
+            return 0;
+        }
+        lim.rlim_cur = lim.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim);
+    }
+    lim.rlim_cur
+}
+
+/// The server's resident set size in KB (VmRSS of /proc/PID/status).
+fn rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// `name:value` from INFO.
+fn info_field(c: &mut Conn, section: &str, name: &str) -> String {
+    let r = c.must(&["INFO", section]);
+    let text = String::from_utf8_lossy(&r).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn maxclients_10000_are_served_and_the_10001st_is_refused() {
+    const N: usize = 10_000;
+    if raise_nofile_limit() < (N as u64 + 200) * 2 {
+        common::skipped("RLIMIT_NOFILE hard limit too low for 10,000 clients on each side");
+        return;
+    }
+    let srv = Server::start_with(&["--maxclients", "10000"]);
+    let mut conns = Vec::with_capacity(N);
+    for i in 0..N {
+        let c = Conn::connect(srv.port).unwrap_or_else(|e| panic!("connection {i}: {e}"));
+        conns.push(c);
+    }
+    // Every one of them is served, pipelined in waves of 1,000.
+    for wave in conns.chunks_mut(1000) {
+        for c in wave.iter_mut() {
+            c.send(b"PING\r\n").expect("send PING");
+        }
+        for c in wave.iter_mut() {
+            assert_eq!(c.read_reply().expect("PONG"), b"+PONG\r\n");
+        }
+    }
+    // One more: Redis's error, then the connection closes.
+    let mut extra = Conn::connect(srv.port).expect("connect #10001");
+    let (bytes, closed) =
+        extra.read_until_close_or_idle(Duration::from_secs(10), Duration::from_secs(10));
+    assert_eq!(bytes, b"-ERR max number of clients reached\r\n");
+    assert!(closed, "the refused connection is closed");
+    // Once one leaves, a newcomer gets in.
+    drop(conns.pop());
+    let mut ok = None;
+    for _ in 0..200 {
+        let mut c = Conn::connect(srv.port).expect("connect");
+        if let Ok(r) = c.cmd(&["PING"]) {
+            if r == b"+PONG\r\n" {
+                ok = Some(c);
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut c = ok.expect("a slot freed by a closed client is reused");
+    assert_eq!(info_field(&mut c, "clients", "maxclients"), "10000");
+    assert!(
+        info_field(&mut c, "stats", "rejected_connections")
+            .parse::<u64>()
+            .unwrap()
+            >= 1
+    );
+}
+
+#[test]
+fn subscriber_that_stops_reading_is_cut_at_the_pubsub_hard_limit() {
+    let srv = Server::start_with(&["--client-output-buffer-limit", "pubsub 1mb 0 0"]);
+    let mut sub = srv.connect();
+    sub.must(&["SUBSCRIBE", "ch"]);
+    // From here on the subscriber reads nothing.
+    let mut publisher = srv.connect();
+    let payload = vec![b'x'; 64 * 1024];
+    let before = rss_kb(srv.pid());
+    let mut receivers = Vec::new();
+    // 64 MB published in all: 64x the limit.
+    for _ in 0..1024 {
+        let r = publisher.must(&[&b"PUBLISH"[..], b"ch", &payload]);
+        receivers.push(r);
+    }
+    // The first messages reached it; once its buffer passed 1 MB it was
+    // closed and later messages had no receiver.
+    assert_eq!(receivers[0], b":1\r\n");
+    assert_eq!(receivers.last().unwrap(), b":0\r\n");
+    let after = rss_kb(srv.pid());
+    assert!(
+        after < before + 32 * 1024,
+        "RSS grew from {before} KB to {after} KB while the slow subscriber was cut at 1 MB"
+    );
+    assert!(sub.closed_within(Duration::from_secs(10)));
+    let log = std::fs::read_to_string(&srv.log).unwrap_or_default();
+    assert!(log.contains("scheduled to be closed ASAP for overcoming of output buffer limits."));
+}
+
+#[test]
+fn monitor_that_stops_reading_is_cut_at_its_class_limit() {
+    // MONITOR clients are in the `normal` class for output limits.
+    let srv = Server::start_with(&["--client-output-buffer-limit", "normal 1mb 0 0"]);
+    let mut mon = srv.connect();
+    assert_eq!(mon.must(&["MONITOR"]), b"+OK\r\n");
+    let mut writer = srv.connect();
+    let value = vec![b'v'; 32 * 1024];
+    for i in 0..512 {
+        let key = format!("k{i}");
+        writer.must(&[&b"SET"[..], key.as_bytes(), &value]);
+        if i % 64 == 0 {
+            // The monitor is still in CLIENT LIST until it passes 1 MB.
+            let _ = writer.must(&["CLIENT", "LIST"]);
+        }
+    }
+    assert!(mon.closed_within(Duration::from_secs(10)), "MONITOR cut");
+    let list = writer.must(&["CLIENT", "LIST"]);
+    assert!(!String::from_utf8_lossy(&list).contains("flags=O"));
+}
+
+#[test]
+fn client_query_buffer_limit_closes_the_client() {
+    let srv = Server::start_with(&["--client-query-buffer-limit", "1mb"]);
+    let mut c = srv.connect();
+    // A big argument announced past the limit: closed without a reply.
+    c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2000000\r\n")
+        .unwrap();
+    c.send(&vec![b'a'; 64 * 1024]).unwrap();
+    let (bytes, closed) =
+        c.read_until_close_or_idle(Duration::from_secs(10), Duration::from_secs(10));
+    assert!(closed);
+    assert!(bytes.is_empty(), "no reply: {}", common::escape(&bytes));
+    // An inline request that never ends: the buffer passes 1 MB (the
+    // inline limit of 64 KB answers first, as in Redis).
+    let mut other = srv.connect();
+    assert_eq!(other.must(&["PING"]), b"+PONG\r\n");
+    let log = std::fs::read_to_string(&srv.log).unwrap_or_default();
+    assert!(log.contains("Closing client that reached max query buffer length: id="));
+}
+
+#[test]
+fn unauthenticated_clients_get_the_small_protocol_limits() {
+    let replies = common::run_on_both(|srv| {
+        let mut out = Vec::new();
+        let mut a = srv.connect();
+        a.must(&["CONFIG", "SET", "requirepass", "secret"]);
+        // More than 10 arguments before AUTH.
+        let mut c = srv.connect();
+        c.send(b"*11\r\n").unwrap();
+        out.push(c.read_until_close_or_idle(Duration::from_secs(10), Duration::from_secs(10)));
+        // A bulk over 16 KB before AUTH.
+        let mut c = srv.connect();
+        c.send(b"*1\r\n$16385\r\n").unwrap();
+        out.push(c.read_until_close_or_idle(Duration::from_secs(10), Duration::from_secs(10)));
+        // Ten arguments and a 16 KB bulk are fine (NOAUTH, connection lives).
+        let mut c = srv.connect();
+        let big = vec![b'b'; 16 * 1024];
+        let mut args: Vec<&[u8]> = vec![b"SET", b"k", &big];
+        args.extend(std::iter::repeat_n(&b"x"[..], 7));
+        out.push((c.cmd(&args).unwrap(), false));
+        a.must(&["AUTH", "secret"]);
+        a.must(&["CONFIG", "SET", "requirepass", ""]);
+        out
+    });
+    assert_eq!(
+        replies[0],
+        (
+            b"-ERR Protocol error: unauthenticated multibulk length\r\n".to_vec(),
+            true
+        )
+    );
+    assert_eq!(
+        replies[1],
+        (
+            b"-ERR Protocol error: unauthenticated bulk length\r\n".to_vec(),
+            true
+        )
+    );
+}
+
+/// A non-loopback address of this machine, if it has one (the source of
+/// a UDP "connection" to a documentation address; nothing is sent).
+fn non_loopback_ip() -> Option<std::net::IpAddr> {
+    let s = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    s.connect("192.0.2.1:9").ok()?;
+    let ip = s.local_addr().ok()?.ip();
+    (!ip.is_loopback() && !ip.is_unspecified()).then_some(ip)
+}
+
+#[test]
+fn protected_mode_denies_non_loopback_clients() {
+    let Some(ip) = non_loopback_ip() else {
+        common::skipped("no non-loopback address on this machine");
+        return;
+    };
+    let read_from = |port: u16| {
+        let addr = std::net::SocketAddr::new(ip, port);
+        let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5))
+            .expect("connect via the non-loopback address");
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut out = Vec::new();
+        let _ = std::io::Read::read_to_end(&mut s, &mut out);
+        out
+    };
+    let args = ["--bind", "0.0.0.0", "--protected-mode", "yes"];
+    let lite = Server::start_with(&args);
+    let ours = read_from(lite.port);
+    assert!(
+        ours.starts_with(b"-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user."),
+        "{}",
+        common::escape(&ours)
+    );
+    assert!(ours.ends_with(b"the server to start accepting connections from the outside.\r\n"));
+    // Loopback clients are served as usual, and counted the refusal.
+    let mut local = lite.connect();
+    assert_eq!(info_field(&mut local, "stats", "rejected_connections"), "1");
+    // With a password on the default user the same client gets in.
+    local.must(&["CONFIG", "SET", "requirepass", "pw"]);
+    let again = {
+        let addr = std::net::SocketAddr::new(ip, lite.port);
+        let mut s = Conn::connect(lite.port).unwrap();
+        drop(s.cmd(&["AUTH", "pw"]));
+        let mut t = std::net::TcpStream::connect(addr).unwrap();
+        std::io::Write::write_all(&mut t, b"PING\r\n").unwrap();
+        t.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut buf = [0u8; 256];
+        let n = std::io::Read::read(&mut t, &mut buf).unwrap_or(0);
+        buf[..n].to_vec()
+    };
+    assert!(again.starts_with(b"-NOAUTH"), "{}", common::escape(&again));
+    if let Some(real) = RealRedis::start_with(&args) {
+        assert_eq!(ours, read_from(real.port), "redis-lite vs redis-server");
+    }
+}
+
+#[test]
+fn idle_timeout_closes_idle_clients_but_not_blocked_or_subscribed_ones() {
+    let srv = Server::start_with(&["--timeout", "1"]);
+    let mut idle = srv.connect();
+    assert_eq!(idle.must(&["PING"]), b"+PONG\r\n");
+    let mut blocked = srv.connect();
+    blocked.send_cmd(&["BLPOP", "nothing", "0"]).unwrap();
+    let mut sub = srv.connect();
+    sub.must(&["SUBSCRIBE", "ch"]);
+    assert!(
+        idle.closed_within(Duration::from_secs(15)),
+        "idle client closed"
+    );
+    // The blocked client and the subscriber outlived it and still work.
+    let mut pusher = srv.connect();
+    pusher.must(&["RPUSH", "nothing", "v"]);
+    assert_eq!(
+        blocked.read_reply().unwrap(),
+        b"*2\r\n$7\r\nnothing\r\n$1\r\nv\r\n"
+    );
+    assert_eq!(pusher.must(&["PUBLISH", "ch", "m"]), b":1\r\n");
+}
+
+#[test]
+fn bind_takes_several_addresses_and_optional_ones() {
+    // `-` marks an address that may fail to bind (here 192.0.2.1, which
+    // this machine does not have): the server starts on the others.
+    let srv = Server::start_with(&["--bind", "127.0.0.1 -192.0.2.1"]);
+    let mut c = srv.connect();
+    assert_eq!(c.must(&["PING"]), b"+PONG\r\n");
+    let bind = c.must(&["CONFIG", "GET", "bind"]);
+    assert!(String::from_utf8_lossy(&bind).contains("127.0.0.1 -192.0.2.1"));
+}
