@@ -146,6 +146,8 @@ fn before_sleep(srv: &mut Server) {
         crate::expire::active_expire_cycle(srv, CycleType::Fast);
     }
     free_clients_in_async_free_queue(srv);
+    // The AOF is written (and fsynced with `always`) before any reply.
+    crate::aof::before_sleep(srv);
     handle_clients_with_pending_writes(srv);
     free_clients_in_async_free_queue(srv);
 }
@@ -238,6 +240,8 @@ fn handle_client_readable(srv: &mut Server, token: Token) {
 
 /// A writable event: the socket can take more of a pending reply.
 fn handle_client_writable(srv: &mut Server, token: Token) {
+    // appendfsync always: no reply overtakes its AOF write (AE_BARRIER).
+    crate::aof::flush_before_reply(srv);
     let Some(mut c) = srv.clients.remove(&token) else {
         return;
     };

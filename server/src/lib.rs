@@ -4,6 +4,8 @@
 //! KEYS through these files.
 
 pub mod ae;
+pub mod aof;
+pub mod bio;
 pub mod bitops;
 pub mod blocked;
 pub mod commands;
@@ -31,6 +33,7 @@ pub mod networking;
 pub mod notify;
 pub mod object;
 pub mod object_memory;
+pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
 pub mod script;
@@ -105,7 +108,8 @@ pub fn run(args: &[String]) -> i32 {
     srv.initial_memory_usage = memory::used_memory();
     server_log(LogLevel::Notice, "Server initialized");
     rdb::setup_signal_handlers();
-    rdb::load_data_from_disk(&mut srv);
+    // The AOF when appendonly yes, else the RDB file (aof.rs).
+    aof::load_data_from_disk(&mut srv);
     server_log(LogLevel::Notice, "Ready to accept connections tcp");
     ae::ae_main(&mut srv);
     0
