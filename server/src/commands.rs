@@ -857,6 +857,13 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         NOKEYS,
     ),
     cmd(
+        "bgrewriteaof",
+        crate::aof::bgrewriteaof_command,
+        1,
+        CMD_NO_ASYNC_LOADING | A | NS,
+        NOKEYS,
+    ),
+    cmd(
         "shutdown",
         crate::shutdown::shutdown_command,
         -1,

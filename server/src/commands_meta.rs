@@ -424,6 +424,23 @@ pub static COMMAND_META: &[CommandMeta] = &[
         },
     },
     CommandMeta {
+        fullname: "bgrewriteaof",
+        acl_categories: &["@admin", "@slow", "@dangerous"],
+        tips: &[],
+        key_specs: &[],
+        docs: CommandDocs {
+            summary: "Asynchronously rewrite the append-only file",
+            since: "1.0.0",
+            group: "server",
+            complexity: Some("O(1)"),
+            doc_flags: &[],
+            deprecated_since: None,
+            replaced_by: None,
+            history: &[],
+            arguments: &[],
+        },
+    },
+    CommandMeta {
         fullname: "bgsave",
         acl_categories: &["@admin", "@slow", "@dangerous"],
         tips: &[],

@@ -2489,6 +2489,9 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
             }
             "maxmemory" => crate::evict::update_maxmemory(srv),
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),
+            name if crate::aof::is_aof_config(name) => {
+                crate::aof::aof_apply_config(srv, name).map_err(|why| (idx, why))?
+            }
             "port" => rebind = Some((idx, "Unable to listen on this port. Check server logs.")),
             "bind" => rebind = rebind.or(Some((idx, "Failed to bind to specified addresses."))),
             // Quicklist LZF compression is not implemented (t_list.rs): refuse

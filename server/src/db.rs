@@ -31,6 +31,11 @@ use crate::server::Server;
 /// expireIfNeeded: delete `key` if its TTL has passed. Returns true when the
 /// key is (now) gone because it had expired.
 pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
+    // Nothing expires while the AOF replays: later commands in the file
+    // saw these keys (keyIsExpired with server.loading).
+    if srv.aof.loading {
+        return false;
+    }
     let now = srv.cmd_time_snapshot;
     if !srv.dbs[dbid].key_is_expired(key, now) {
         return false;
@@ -56,6 +61,7 @@ pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     notify_keyspace_event(srv, NOTIFY_EXPIRED, "expired", key, dbid);
     signal_modified_key(srv, dbid, key);
     srv.stats.expiredkeys += 1;
+    crate::propagate::propagate_deletion(srv, dbid, key, lazy);
 }
 
 /// lookupKeyRead: the value for a read, after lazy expiry; counts a
@@ -797,6 +803,11 @@ pub fn flushdb_command(srv: &mut Server, c: &mut Client) {
     };
     let removed = empty_db(srv, c.db, lazy);
     srv.dirty += removed as u64;
+    // Propagated even when the db was already empty.
+    crate::propagate::force_command_propagation(
+        srv,
+        crate::propagate::PROPAGATE_AOF | crate::propagate::PROPAGATE_REPL,
+    );
     c.add_reply_ok();
 }
 
@@ -814,6 +825,10 @@ pub fn flushall_command(srv: &mut Server, c: &mut Client) {
     // Stop a BGSAVE of the old data and, with save points, save the empty
     // dataset now (which resets the dirty counter), as Redis does.
     crate::rdb::flushall_reset_rdb(srv);
+    crate::propagate::force_command_propagation(
+        srv,
+        crate::propagate::PROPAGATE_AOF | crate::propagate::PROPAGATE_REPL,
+    );
     c.add_reply_ok();
 }
 

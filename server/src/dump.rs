@@ -9,6 +9,8 @@
 //! fresh object *before* the keyspace is touched. A corrupt payload is an
 //! error reply and nothing changes.
 
+use bytes::Bytes;
+
 use crate::db::{db_add, db_delete, lookup_key_read, lookup_key_write, signal_modified_key};
 use crate::networking::Client;
 use crate::notify::notify_keyspace_event;
@@ -101,6 +103,10 @@ pub fn restore_command(srv: &mut Server, c: &mut Client) {
     let deleted = replace && db_delete(srv, c.db, &key);
     if ttl != 0 && !absttl {
         ttl += srv.cmd_time_snapshot;
+        // Propagated with the absolute time: RESTORE key <ms> ... ABSTTL.
+        crate::propagate::rewrite_client_command_argument(c, 2, Bytes::from(ttl.to_string()));
+        let argc = c.argc();
+        crate::propagate::rewrite_client_command_argument(c, argc, Bytes::from_static(b"ABSTTL"));
     }
     // checkAlreadyExpired: a TTL in the past restores nothing (but a
     // replaced key is still gone, seen as a DEL).

@@ -470,6 +470,7 @@ fn evict_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     srv.stats.evictedkeys += 1;
     crate::db::signal_modified_key(srv, dbid, key);
     notify_keyspace_event(srv, NOTIFY_EVICTED, "evicted", key, dbid);
+    crate::propagate::propagate_deletion(srv, dbid, key, lazy);
 }
 
 /// performEvictions: if over maxmemory, evict keys per the policy until

@@ -13,6 +13,8 @@
 //! DEL). Keys whose TTL passes later are removed lazily by
 //! `db::expire_if_needed` on their next lookup, or by the active cycle.
 
+use bytes::Bytes;
+
 use crate::db;
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_EXPIRED, NOTIFY_GENERIC};
@@ -123,12 +125,30 @@ fn expire_generic_command(srv: &mut Server, c: &mut Client, basetime: i64, unit:
         c.add_reply_integer(0);
         return;
     }
-    // checkAlreadyExpired: a time not in the future deletes the key now.
-    let event = if when <= srv.cmd_time_snapshot {
-        db::db_sync_delete(srv, dbid, &key);
+    // checkAlreadyExpired: a time not in the future deletes the key now
+    // (not while the AOF replays: the deletion follows in the file).
+    // Propagated as DEL/UNLINK, or as PEXPIREAT with the absolute time in
+    // ms (the NX/XX/GT/LT options kept), so a replay later means the same.
+    let event = if when <= srv.cmd_time_snapshot && !srv.aof.loading {
+        let lazy = srv.config.lazyfree_lazy_expire;
+        db::db_generic_delete(srv, dbid, &key, lazy);
+        crate::propagate::rewrite_client_command_vector(
+            c,
+            vec![crate::propagate::del_or_unlink(lazy), key.clone()],
+        );
         "del"
     } else {
         srv.dbs[dbid].set_expire(&key, when);
+        if !c.arg(0).eq_ignore_ascii_case(b"pexpireat") {
+            crate::propagate::rewrite_client_command_argument(
+                c,
+                0,
+                Bytes::from_static(b"PEXPIREAT"),
+            );
+        }
+        if basetime != 0 || unit == Unit::Seconds {
+            crate::propagate::rewrite_client_command_argument(c, 2, Bytes::from(when.to_string()));
+        }
         "expire"
     };
     db::signal_modified_key(srv, dbid, &key);
@@ -259,8 +279,11 @@ pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
     // go out right after the cycle, in deletion order.
     let mut expired: Vec<(usize, Vec<u8>)> = Vec::new();
     // (WATCHers of an expiring key must hear of it too: signalModifiedKey.)
-    let want_events =
-        srv.config.notify_keyspace_events & NOTIFY_EXPIRED != 0 || !srv.watched_keys.is_empty();
+    // (And the AOF / replicas must get a DEL for each: propagate.rs.)
+    let want_events = srv.config.notify_keyspace_events & NOTIFY_EXPIRED != 0
+        || !srv.watched_keys.is_empty()
+        || srv.aof.state != crate::aof::AofStatus::Off
+        || srv.propagate.repl_enabled;
     let Server {
         dbs,
         expire_state,
@@ -293,7 +316,10 @@ pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
     for (dbid, key) in expired {
         notify_keyspace_event(srv, NOTIFY_EXPIRED, "expired", &key, dbid);
         crate::db::signal_modified_key(srv, dbid, &key);
+        crate::propagate::propagate_deletion(srv, dbid, &key, lazy);
     }
+    // Each deletion on its own, no MULTI (propagate_no_multi).
+    crate::propagate::propagate_pending_outside_call(srv);
     srv.stats.expiredkeys += expired_keys;
     if report.ran {
         srv.latency

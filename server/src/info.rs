@@ -285,7 +285,7 @@ fn memory_section(srv: &Server) -> String {
         "mem_clients_slaves" => 0,
         "mem_clients_normal" => clients_mem,
         "mem_cluster_links" => 0,
-        "mem_aof_buffer" => 0,
+        "mem_aof_buffer" => srv.aof.buf.capacity(),
         "mem_allocator" => "jemalloc-5.3.0",
         "active_defrag_running" => 0,
         "lazyfree_pending_objects" => srv.lazyfree.pending_objects(),
@@ -295,7 +295,7 @@ fn memory_section(srv: &Server) -> String {
 }
 
 fn persistence_section(srv: &Server) -> String {
-    // RDB fields from rdb.rs (no AOF yet: Redis's values with appendonly no).
+    // RDB fields from rdb.rs, then the AOF's from aof.rs.
     // The dataset is loaded before the first client is served, so
     // `loading` is always 0 when anyone can ask.
     let st = &srv.rdb;
@@ -326,19 +326,11 @@ fn persistence_section(srv: &Server) -> String {
         "rdb_last_cow_size" => st.stat_rdb_cow_bytes,
         "rdb_last_load_keys_expired" => st.last_load_keys_expired,
         "rdb_last_load_keys_loaded" => st.last_load_keys_loaded,
-        "aof_enabled" => 0,
-        "aof_rewrite_in_progress" => 0,
-        "aof_rewrite_scheduled" => 0,
-        "aof_last_rewrite_time_sec" => -1,
-        "aof_current_rewrite_time_sec" => -1,
-        "aof_last_bgrewrite_status" => "ok",
-        "aof_rewrites" => 0,
-        "aof_rewrites_consecutive_failures" => 0,
-        "aof_last_write_status" => "ok",
-        "aof_last_cow_size" => 0,
-        "module_fork_in_progress" => 0,
-        "module_fork_last_cow_size" => 0,
     );
+    // The AOF fields (aof.rs), and the aof_enabled block.
+    for (name, value) in crate::aof::info_persistence_fields(srv) {
+        s.push_str(&format!("{name}:{value}\r\n"));
+    }
     s
 }
 

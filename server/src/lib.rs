@@ -5,6 +5,8 @@
 
 pub mod acl;
 pub mod ae;
+pub mod aof;
+pub mod bio;
 pub mod bitops;
 pub mod blocked;
 pub mod cluster;
@@ -34,6 +36,7 @@ pub mod networking;
 pub mod notify;
 pub mod object;
 pub mod object_memory;
+pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
 pub mod script;
@@ -176,19 +179,9 @@ pub fn run(args: &[String]) -> i32 {
     // used_memory_startup: what the empty server holds (InitServerLast).
     memory::thread_cache_flush();
     srv.initial_memory_usage = memory::used_memory();
-    // aofLoadManifestFromDisk: redis-lite has no AOF; like Redis without
-    // one, it only notes the missing directory.
-    if !std::path::Path::new(&srv.config.appenddirname).is_dir() {
-        server_log(
-            LogLevel::Debug,
-            &format!(
-                "The AOF directory {} doesn't exist",
-                srv.config.appenddirname
-            ),
-        );
-    }
     shutdown::set_loading(true);
-    rdb::load_data_from_disk(&mut srv);
+    // The AOF when appendonly yes, else the RDB file (aof.rs).
+    aof::load_data_from_disk(&mut srv);
     shutdown::set_loading(false);
     if !srv.listeners.is_empty() {
         server_log(LogLevel::Notice, "Ready to accept connections");

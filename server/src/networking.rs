@@ -1862,6 +1862,8 @@ pub fn handle_client_readable(srv: &mut Server, token: Token) {
 
 /// A writable event: the socket can take more of a pending reply.
 pub fn handle_client_writable(srv: &mut Server, token: Token) {
+    // appendfsync always: no reply overtakes its AOF write (AE_BARRIER).
+    crate::aof::flush_before_reply(srv);
     let Some(mut c) = srv.clients.remove(&token) else {
         return;
     };

@@ -172,12 +172,18 @@ pub fn deep_sanitize(srv: &Server, from_client: bool) -> bool {
 
 // ------------------------------------------------------------------ saving
 
-/// rdbSaveRio: the whole dataset as an RDB stream into `out`.
-fn rdb_save_rio<W: Write>(srv: &Server, out: W, mut progress: impl FnMut(u64)) -> io::Result<W> {
+/// rdbSaveRio: the whole dataset as an RDB stream into `out` (with the
+/// aof-base AUX field set when it is the base of an AOF, aof.rs).
+pub fn rdb_save_rio<W: Write>(
+    srv: &Server,
+    out: W,
+    aof_base: bool,
+    mut progress: impl FnMut(u64),
+) -> io::Result<W> {
     let mut w = RdbWriter::new(out, rdb_compression(srv), cfg_yes(srv, "rdbchecksum"));
     w.save_header()?;
     let used_mem = crate::memory::used_memory() as u64;
-    w.save_info_aux_fields(REDIS_VERSION, mstime() / 1000, used_mem, false)?;
+    w.save_info_aux_fields(REDIS_VERSION, mstime() / 1000, used_mem, aof_base)?;
     for lib in srv.functions.lib_ctx.libraries.values() {
         w.save_function(&lib.code)?;
     }
@@ -315,7 +321,7 @@ fn rdb_save_file(srv: &Server, filename: &str, progress: impl FnMut(u64)) -> Res
         autosync,
         processed: 0,
     };
-    let file = match rdb_save_rio(srv, out, progress) {
+    let file = match rdb_save_rio(srv, out, false, progress) {
         Ok(o) => o.file,
         Err(e) => {
             werr("rdbSaveRio", &e);
@@ -365,7 +371,7 @@ pub fn rdb_save(srv: &mut Server) -> Result<(), SaveError> {
 
 /// zmalloc_get_private_dirty(-1): the bytes of this process's pages that
 /// were written since the fork (the copy-on-write cost).
-fn private_dirty_bytes() -> u64 {
+pub(crate) fn private_dirty_bytes() -> u64 {
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
         return 0;
     };
@@ -435,7 +441,7 @@ impl ChildInfo {
 
 /// rdbSaveBackground: fork, and let the child write the snapshot.
 pub fn rdb_save_background(srv: &mut Server) -> Result<(), SaveError> {
-    if srv.rdb.has_active_child() {
+    if crate::aof::has_active_child_process(srv) {
         return Err(SaveError);
     }
     srv.rdb.stat_rdb_saves += 1;
@@ -638,6 +644,10 @@ pub fn rdb_cron(srv: &mut Server) {
         }
         return;
     }
+    // An AOF rewrite child runs: one child at a time.
+    if srv.aof.child_pid.is_some() {
+        return;
+    }
     // A failed BGSAVE is retried only after CONFIG_BGSAVE_RETRY_DELAY.
     let may_retry =
         now - srv.rdb.lastbgsave_try > CONFIG_BGSAVE_RETRY_DELAY || srv.rdb.lastbgsave_ok;
@@ -700,7 +710,7 @@ pub fn rdb_load(srv: &mut Server, filename: &str, mode: LoadMode) -> Result<(), 
     let checksum = cfg_yes(srv, "rdbchecksum");
     let mut r = RdbReader::new(file, size, checksum, load_limits(srv));
     r.deep = deep_sanitize(srv, false);
-    let res = rdb_load_rio(srv, &mut r, mode);
+    let res = rdb_load_rio(srv, &mut r, mode, false);
     res.map_err(|e| {
         let msg = match &e {
             RdbError::Io(_) => {
@@ -719,11 +729,32 @@ pub fn rdb_load(srv: &mut Server, filename: &str, mode: LoadMode) -> Result<(), 
     })
 }
 
+/// rdbLoadRio with RDBFLAGS_AOF_PREAMBLE: the RDB base of an AOF (aof.rs).
+/// Returns the bytes the RDB part took (an old-style AOF goes on with
+/// commands after it), or the error text to log.
+pub fn rdb_load_aof_preamble(srv: &mut Server, path: &str) -> Result<u64, String> {
+    let file = File::open(path).map_err(|e| crate::config::strerror(&e))?;
+    let size = file.metadata().map(|m| m.len()).ok();
+    srv.rdb.last_load_keys_expired = 0;
+    srv.rdb.last_load_keys_loaded = 0;
+    let checksum = cfg_yes(srv, "rdbchecksum");
+    let mut r = RdbReader::new(file, size, checksum, load_limits(srv));
+    r.deep = deep_sanitize(srv, false);
+    match rdb_load_rio(srv, &mut r, LoadMode::Fresh, true) {
+        Ok(()) => Ok(r.processed()),
+        Err(e) => Err(format!(
+            "Internal error in RDB reading offset {}, function at rdb.c:0 -> {e}",
+            r.processed()
+        )),
+    }
+}
+
 /// rdbLoadRioWithLoadingCtx: the loop over the file's entries.
 fn rdb_load_rio<R: io::Read>(
     srv: &mut Server,
     r: &mut RdbReader<R>,
     mode: LoadMode,
+    aof_preamble: bool,
 ) -> Result<(), RdbError> {
     r.load_header()?;
     let now = mstime();
@@ -783,8 +814,10 @@ fn rdb_load_rio<R: io::Read>(
                 }
             }
             Entry::Key { key, value, meta } => {
-                // A master drops keys that expired while the file sat on disk.
-                if meta.expire_ms.is_some_and(|t| t < now) {
+                // A master drops keys that expired while the file sat on
+                // disk (not from an AOF base: the commands after it may
+                // still read them, as they did when they were logged).
+                if !aof_preamble && meta.expire_ms.is_some_and(|t| t < now) {
                     srv.rdb.last_load_keys_expired += 1;
                     continue;
                 }
@@ -967,12 +1000,16 @@ pub fn bgsave_command(srv: &mut Server, c: &mut Client) {
     let in_exec = c.has_flag(crate::networking::CLIENT_EXECUTING_MULTI);
     if srv.rdb.has_active_child() {
         c.add_reply_error("ERR Background save already in progress");
-    } else if in_exec {
+    } else if crate::aof::has_active_child_process(srv) || in_exec {
         // Forking inside EXEC would snapshot half a transaction's effects
-        // for nothing: Redis schedules it for the next cron instead.
-        let _ = schedule;
-        srv.rdb.bgsave_scheduled = true;
-        c.add_reply_status(b"Background saving scheduled");
+        // for nothing, and there is one child at a time: Redis schedules
+        // it for the next cron instead (always inside EXEC).
+        if schedule || in_exec {
+            srv.rdb.bgsave_scheduled = true;
+            c.add_reply_status(b"Background saving scheduled");
+        } else {
+            c.add_reply_error("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.");
+        }
     } else if rdb_save_background(srv).is_ok() {
         c.add_reply_status(b"Background saving started");
     } else {

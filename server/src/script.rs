@@ -179,6 +179,9 @@ pub fn script_prepare_for_run(
         return None;
     }
 
+    // The script is propagated by its effects (its write commands, wrapped
+    // in MULTI/EXEC when there are several), never as EVAL/FCALL itself.
+    crate::propagate::prevent_command_propagation(srv);
     let mut sc = take_script_client(srv);
     sc.db = caller.db;
     sc.resp = Resp::V2; // scripts start in RESP2; redis.setresp changes it

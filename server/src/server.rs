@@ -275,6 +275,10 @@ pub struct Server {
     pub rdb: crate::rdb::RdbState,
     /// ACL users and the ACL LOG (acl.rs).
     pub acl: crate::acl::Acl,
+    /// The propagation queue and flags (propagate.rs).
+    pub propagate: crate::propagate::PropagateState,
+    /// The append only file (aof.rs).
+    pub aof: crate::aof::AofState,
 }
 
 /// Wall-clock unix time in milliseconds.
@@ -301,6 +305,7 @@ pub fn get_lru_clock() -> u32 {
 impl Server {
     pub fn new(config: Config) -> std::io::Result<Server> {
         let poll = Poll::new()?;
+        let aof = crate::aof::AofState::init(crate::aof::aof_config_from(&config))?;
         let dbs = (0..config.databases as usize).map(Db::new).collect();
         let hz = config.hz;
         let commands = CommandTable::new();
@@ -373,6 +378,8 @@ impl Server {
             evict: Default::default(),
             pre_command_oom_state: false,
             rdb: Default::default(),
+            propagate: Default::default(),
+            aof,
         })
     }
 
@@ -534,6 +541,13 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     {
         reject_command(srv, c, Some(id), crate::rdb::MISCONF_ERR.as_bytes());
         return;
+    }
+    // The AOF half: a failed write(2) or background fsync (aof.rs).
+    if get_command_flags(srv, c, id) & CMD_WRITE != 0 || srv.commands.get(id).fullname == "ping" {
+        if let Some(msg) = crate::aof::write_commands_denied_by_disk_error(srv) {
+            reject_command(srv, c, Some(id), msg.as_bytes());
+            return;
+        }
     }
 
     // RESP2 subscribed mode: the connection only carries pub/sub traffic,
@@ -714,8 +728,18 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     // Messages the command publishes to its own client go before its
     // reply (pubsub.rs).
     let pubsub_scope = crate::pubsub::pubsub_call_begin(srv, c);
+    // Propagation (propagate.rs): ops queued outside any command (expiry,
+    // evictions) go out on their own first; then this call's own flags,
+    // and the dirty counter to tell whether the command wrote.
+    if srv.propagate.in_nested_call == 0 {
+        crate::propagate::propagate_pending_commands(srv, true);
+    }
+    let prev_call_flags = std::mem::replace(&mut srv.propagate.call_flags, 0);
+    let dirty_before = srv.dirty;
     let start = Instant::now();
+    srv.propagate.in_nested_call += 1;
     proc(srv, c);
+    srv.propagate.in_nested_call -= 1;
     let duration = start.elapsed();
     crate::pubsub::pubsub_call_end(srv, c, pubsub_scope);
     // The command touched keys this very client WATCHes (multi.rs).
@@ -723,6 +747,19 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
         multi::apply_pending_touches(srv, c);
     }
     let micros = duration.as_micros() as u64;
+
+    // Propagate the command as it was rewritten (c.argv: SET EX became
+    // SET PXAT...), then, at the outermost call, everything it queued
+    // (afterCommand -> propagatePendingCommands). SCAN and RANDOMKEY
+    // delete arbitrary expired keys: no MULTI around those.
+    let dirty = srv.dirty > dirty_before;
+    let is_exec = srv.commands.get(id).fullname == "exec";
+    crate::propagate::call_propagate(srv, c.db, &c.argv, dirty, is_exec);
+    srv.propagate.call_flags = prev_call_flags;
+    if srv.propagate.in_nested_call == 0 {
+        let arbitrary = matches!(srv.commands.get(id).fullname, "scan" | "randomkey");
+        crate::propagate::propagate_pending_commands(srv, arbitrary);
+    }
 
     // The arguments as instruments show them (AUTH passwords redacted).
     let argv = match c.original_argv.take() {
@@ -875,6 +912,10 @@ pub fn server_cron(srv: &mut Server) {
     check_children_done(srv);
     // Reap a BGSAVE child, or start one when a save point is due.
     crate::rdb::rdb_cron(srv);
+    // A scheduled or automatic AOF rewrite, postponed flushes (aof.rs).
+    crate::aof::aof_cron(srv);
+    // Deletions the cron made (expiry) reach the AOF on their own.
+    crate::propagate::propagate_pending_outside_call(srv);
 
     srv.cronloops += 1;
 }
@@ -1180,6 +1221,8 @@ pub fn before_sleep(srv: &mut Server) {
         crate::expire::active_expire_cycle(srv, CycleType::Fast);
     }
     networking::free_clients_in_async_free_queue(srv);
+    // The AOF is written (and fsynced with `always`) before any reply.
+    crate::aof::before_sleep(srv);
     networking::handle_clients_with_pending_writes(srv);
     networking::free_clients_in_async_free_queue(srv);
 }
@@ -1194,6 +1237,9 @@ pub enum ChildType {
     /// A Lua debugging session (ldb.rs, SCRIPT DEBUG YES): any number, in
     /// parallel with a save, as in Redis.
     Ldb,
+    /// BGREWRITEAOF (aof.rs): its pid in `srv.aof.child_pid`; never at
+    /// the same time as a BGSAVE.
+    Aof,
 }
 
 /// redisFork: the one place the server forks, whatever for. `fork()`
@@ -1241,7 +1287,7 @@ pub fn redis_fork(srv: &mut Server, purpose: ChildType) -> std::io::Result<libc:
     let threshold = srv.config.latency_monitor_threshold;
     srv.latency
         .add_sample_if_needed(threshold, "fork", fork_us / 1000);
-    if purpose == ChildType::Rdb {
+    if purpose == ChildType::Rdb || purpose == ChildType::Aof {
         // updateDictResizePolicy: no rehashing while pages are shared
         // with a saving child (every moved entry would be a copied page).
         storage::dict::set_resize_allowed(false);
@@ -1271,6 +1317,8 @@ pub fn check_children_done(srv: &mut Server) {
         };
         if srv.rdb.child_pid == Some(pid) {
             crate::rdb::background_save_done(srv, exitcode, bysignal);
+        } else if srv.aof.child_pid == Some(pid) {
+            crate::aof::background_rewrite_done(srv, exitcode, bysignal);
         } else if !crate::ldb::ldb_remove_child(pid) {
             server_log(
                 LogLevel::Warning,

@@ -202,6 +202,16 @@ fn finish_shutdown(srv: &mut Server, flags: i32) -> Result<(), ()> {
         crate::rdb::rdb_remove_temp_file(pid);
     }
 
+    // The AOF: stop a rewrite child, flush and fsync (aof.rs).
+    if crate::aof::aof_prepare_for_shutdown(srv, force).is_err() {
+        server_log(
+            LogLevel::Warning,
+            "Errors trying to shut down the server. Check the logs for more information.",
+        );
+        cancel_shutdown();
+        return Err(());
+    }
+
     if (!srv.config.save_params.is_empty() && !nosave) || save {
         server_log(
             LogLevel::Notice,

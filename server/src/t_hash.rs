@@ -255,6 +255,14 @@ pub fn hincrbyfloat_command(srv: &mut Server, c: &mut Client) {
     signal_modified_key(srv, c.db, &key);
     notify_keyspace_event(srv, NOTIFY_HASH, "hincrbyfloat", &key, c.db);
     srv.dirty += 1;
+    // Propagated as HSET key field <result>: the same digits on replay.
+    let argv = vec![
+        bytes::Bytes::from_static(b"HSET"),
+        key,
+        field,
+        bytes::Bytes::copy_from_slice(&text),
+    ];
+    crate::propagate::rewrite_client_command_vector(c, argv);
 }
 
 /// HGET key field

@@ -662,6 +662,13 @@ fn lmpop_generic_command(
         c.add_reply_bulk(&key);
         add_list_range_reply(c, ql, start, end, reverse);
         list_type_delete_range(ql, start, rangelen);
+        // Propagated as [LR]POP key <count popped>.
+        let argv = vec![
+            pop_command_name(wh),
+            key.clone(),
+            bytes::Bytes::from(rangelen.to_string()),
+        ];
+        crate::propagate::rewrite_client_command_vector(c, argv);
         return list_elements_removed(srv, dbid, &key, pop_event(wh), rangelen as usize);
     }
     match timeout {
@@ -755,11 +762,21 @@ fn blocking_pop_generic_command(srv: &mut Server, c: &mut Client, wh: ListWhere)
         c.add_reply_array_len(2);
         c.add_reply_bulk(&key);
         c.add_reply_bulk(&value);
+        // Propagated as an [LR]POP instead of B[LR]POP.
+        crate::propagate::rewrite_client_command_vector(c, vec![pop_command_name(wh), key.clone()]);
         return list_elements_removed(srv, dbid, &key, pop_event(wh), 1);
     }
     // Every list is empty: wait for one of them.
     let keys: Vec<bytes::Bytes> = c.argv[1..last].to_vec();
     crate::blocked::block_for_keys(srv, c, crate::blocked::BlockType::List, &keys, timeout);
+}
+
+/// shared.lpop / shared.rpop: how a pop at `wh` propagates.
+fn pop_command_name(wh: ListWhere) -> bytes::Bytes {
+    bytes::Bytes::from_static(match wh {
+        ListWhere::Head => b"LPOP",
+        ListWhere::Tail => b"RPOP",
+    })
 }
 
 /// BLPOP key [key ...] timeout
@@ -788,7 +805,18 @@ fn blmove_generic_command(
     let src = c.argv[1].clone();
     match lookup_list_write(srv, c, &src) {
         Err(()) => {}
-        Ok(Some(_)) => lmove_generic_command(srv, c, wherefrom, whereto),
+        Ok(Some(_)) => {
+            lmove_generic_command(srv, c, wherefrom, whereto);
+            // Propagated as LMOVE / RPOPLPUSH (no timeout, never blocks).
+            let name: &'static [u8] = if timeout_idx == 5 {
+                b"LMOVE"
+            } else {
+                b"RPOPLPUSH"
+            };
+            let mut argv = vec![bytes::Bytes::from_static(name)];
+            argv.extend_from_slice(&c.argv[1..timeout_idx]);
+            crate::propagate::rewrite_client_command_vector(c, argv);
+        }
         // Inside MULTI or a script the client may not block: an empty
         // source answers at once, as a time-out would (a null bulk here).
         Ok(None) if c.has_flag(crate::networking::CLIENT_DENY_BLOCKING) => c.add_reply_null(),

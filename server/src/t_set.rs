@@ -315,6 +315,13 @@ pub fn spop_command(srv: &mut Server, c: &mut Client) {
     };
     set_type_remove(set, &ele);
     let now_empty = set_type_size(set) == 0;
+    // Propagated as SREM key <the member drawn>.
+    let argv = vec![
+        Bytes::from_static(b"SREM"),
+        key.clone(),
+        Bytes::copy_from_slice(&ele),
+    ];
+    crate::propagate::rewrite_client_command_vector(c, argv);
     notify_keyspace_event(srv, NOTIFY_SET, "spop", &key, dbid);
     c.add_reply_bulk(&ele);
     if now_empty {
@@ -369,11 +376,18 @@ fn spop_with_count_command(srv: &mut Server, c: &mut Client) {
         notify_keyspace_event(srv, NOTIFY_GENERIC, "del", &key, dbid);
         signal_modified_key(srv, dbid, &key);
         srv.dirty += 1;
+        // Propagated as DEL key.
+        let argv = vec![Bytes::from_static(b"DEL"), key.clone()];
+        crate::propagate::rewrite_client_command_vector(c, argv);
         return;
     }
 
     c.add_reply_set_len(count);
     let remaining = size - count;
+    // Cases 2 and 3 propagate one SREM per popped member (wrapped in
+    // MULTI/EXEC), never the SPOP itself.
+    let mut popped: Vec<Bytes> = Vec::new();
+    let propagating = srv.aof.state != crate::aof::AofStatus::Off || srv.propagate.repl_enabled;
     if remaining * SPOP_MOVE_STRATEGY_MUL > count {
         // CASE 2: few to pop: draw and remove one at a time.
         for _ in 0..count {
@@ -382,6 +396,9 @@ fn spop_with_count_command(srv: &mut Server, c: &mut Client) {
             };
             c.add_reply_bulk(&ele);
             set_type_remove(set, &ele);
+            if propagating {
+                popped.push(Bytes::copy_from_slice(&ele));
+            }
         }
     } else {
         // CASE 3: popping nearly everything: move the `remaining` survivors
@@ -397,6 +414,9 @@ fn spop_with_count_command(srv: &mut Server, c: &mut Client) {
             set_type_add(ns, &ele, max);
         }
         for ele in set_type_iter(set) {
+            if propagating {
+                popped.push(Bytes::copy_from_slice(&ele.as_bytes()));
+            }
             bulk_element(&mut c.reply, ele);
         }
         if let Some(ns) = newset {
@@ -407,6 +427,12 @@ fn spop_with_count_command(srv: &mut Server, c: &mut Client) {
     }
     signal_modified_key(srv, dbid, &key);
     srv.dirty += count as u64;
+    for ele in popped {
+        let argv = vec![Bytes::from_static(b"SREM"), key.clone(), ele];
+        let target = crate::propagate::PROPAGATE_AOF | crate::propagate::PROPAGATE_REPL;
+        crate::propagate::also_propagate(srv, dbid, argv, target);
+    }
+    crate::propagate::prevent_command_propagation(srv);
 }
 
 /// SRANDMEMBER key [count]

@@ -565,6 +565,8 @@ struct AddTrimArgs {
     seq_given: bool,
     no_mkstream: bool,
     trim: TrimArgs,
+    /// Where the MAXLEN/MINID threshold is (trim_strategy_arg_idx).
+    trim_arg_idx: usize,
 }
 
 /// streamParseAddOrTrimArgsOrReply: the options of XADD (up to the ID,
@@ -584,6 +586,7 @@ fn parse_add_or_trim_args(
             approx: false,
             limit: 0,
         },
+        trim_arg_idx: 0,
     };
     let mut limit_given = false;
     let mut i = 2;
@@ -608,6 +611,7 @@ fn parse_add_or_trim_args(
             } else if moreargs >= 2 && next == b"=" {
                 i += 1;
             }
+            args.trim_arg_idx = i + 1;
             if maxlen {
                 let n = get_long_long_or_reply(c, i + 1, None)?;
                 if n < 0 {
@@ -723,6 +727,14 @@ pub fn xadd_command(srv: &mut Server, c: &mut Client) {
         };
     add_reply_stream_id(c, id);
     let trimmed = s.trim(&args.trim) > 0;
+    // Propagated deterministically: `~ <n>` as `= <what is left>`, and
+    // the ID actually used instead of `*` / `<ms>-*`.
+    if args.trim.approx && args.trim.strategy != TrimStrategy::None {
+        stream_rewrite_trim_argument(c, s, &args);
+    }
+    if !args.id_given || !args.seq_given {
+        crate::propagate::rewrite_client_command_argument(c, idpos, Bytes::from(id.to_string()));
+    }
     signal_modified_key(srv, dbid, &key);
     notify_keyspace_event(srv, NOTIFY_STREAM, "xadd", &key, dbid);
     srv.dirty += 1;
@@ -731,6 +743,19 @@ pub fn xadd_command(srv: &mut Server, c: &mut Client) {
     }
     // New data: readers blocked on this key may be served.
     crate::blocked::signal_key_as_ready(srv, dbid, &key);
+}
+
+/// streamRewriteApproxSpecifier + streamRewriteTrimArgument: an
+/// approximate trim propagates as the exact one it turned out to be
+/// (MAXLEN = <length now>, MINID = <first ID now>).
+fn stream_rewrite_trim_argument(c: &mut Client, s: &Stream, args: &AddTrimArgs) {
+    let idx = args.trim_arg_idx;
+    crate::propagate::rewrite_client_command_argument(c, idx - 1, Bytes::from_static(b"="));
+    let arg = match args.trim.strategy {
+        TrimStrategy::MaxLen(_) => s.length.to_string(),
+        _ => s.get_edge_id(true, false).to_string(),
+    };
+    crate::propagate::rewrite_client_command_argument(c, idx, Bytes::from(arg));
 }
 
 /// XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
@@ -746,6 +771,9 @@ pub fn xtrim_command(srv: &mut Server, c: &mut Client) {
         Ok(Some(s)) => s,
     };
     let deleted = s.trim(&args.trim);
+    if args.trim.approx {
+        stream_rewrite_trim_argument(c, s, &args);
+    }
     if deleted > 0 {
         notify_keyspace_event(srv, NOTIFY_STREAM, "xtrim", &key, dbid);
         signal_modified_key(srv, dbid, &key);

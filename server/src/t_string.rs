@@ -276,7 +276,28 @@ fn set_generic_command(
         // An EXAT/PXAT in the past is stored as is; the key disappears at
         // its next lookup, as in Redis 7.0.
         srv.dbs[dbid].set_expire(&key, when);
+        // Propagated as SET key value PXAT <ms>: the same moment on replay.
+        crate::propagate::rewrite_client_command_vector(
+            c,
+            vec![
+                Bytes::from_static(b"SET"),
+                key.clone(),
+                val.clone(),
+                Bytes::from_static(b"PXAT"),
+                Bytes::from(when.to_string()),
+            ],
+        );
         notify_keyspace_event(srv, NOTIFY_GENERIC, "expire", &key, dbid);
+    } else if flags & OBJ_SET_GET != 0 {
+        // Propagated without its GET (which may be repeated).
+        let argv: Vec<Bytes> = c
+            .argv
+            .iter()
+            .enumerate()
+            .filter(|(j, a)| *j < 3 || !a.eq_ignore_ascii_case(b"get"))
+            .map(|(_, a)| a.clone())
+            .collect();
+        crate::propagate::rewrite_client_command_vector(c, argv);
     }
     if flags & OBJ_SET_GET == 0 {
         match reply {
@@ -353,6 +374,8 @@ pub fn getset_command(srv: &mut Server, c: &mut Client) {
     db::set_key(srv, c.db, &key, obj, false);
     notify_keyspace_event(srv, NOTIFY_STRING, "set", &key, c.db);
     srv.dirty += 1;
+    // Propagated as SET.
+    crate::propagate::rewrite_client_command_argument(c, 0, Bytes::from_static(b"SET"));
 }
 
 /// GETDEL key
@@ -362,7 +385,11 @@ pub fn getdel_command(srv: &mut Server, c: &mut Client) {
         return;
     }
     let key = c.argv[1].clone();
-    if db::db_sync_delete(srv, c.db, &key) {
+    let lazy = srv.config.lazyfree_lazy_user_del;
+    if db::db_generic_delete(srv, c.db, &key, lazy) {
+        // Propagated as DEL / UNLINK.
+        let argv = vec![crate::propagate::del_or_unlink(lazy), key.clone()];
+        crate::propagate::rewrite_client_command_vector(c, argv);
         db::signal_modified_key(srv, c.db, &key);
         notify_keyspace_event(srv, NOTIFY_GENERIC, "del", &key, c.db);
         srv.dirty += 1;
@@ -400,17 +427,33 @@ pub fn getex_command(srv: &mut Server, c: &mut Client) {
     // Reply first: the key may be deleted just below.
     c.add_reply_bulk(&s.as_bytes());
     // The change made, as the name of its keyspace event.
+    // GETEX never propagates as itself: as DEL/UNLINK, PEXPIREAT or
+    // PERSIST.
+    use crate::propagate::rewrite_client_command_vector as rewrite;
     let event = match when {
         // An absolute time already past deletes the key (checkAlreadyExpired).
-        Some(ms) if flags & (OBJ_EXAT | OBJ_PXAT) != 0 && ms <= now => {
-            db::db_sync_delete(srv, dbid, &key).then_some("del")
+        Some(ms) if flags & (OBJ_EXAT | OBJ_PXAT) != 0 && ms <= now && !srv.aof.loading => {
+            let lazy = srv.config.lazyfree_lazy_expire;
+            let deleted = db::db_generic_delete(srv, dbid, &key, lazy);
+            rewrite(c, vec![crate::propagate::del_or_unlink(lazy), key.clone()]);
+            deleted.then_some("del")
         }
         Some(ms) => {
             srv.dbs[dbid].set_expire(&key, ms);
+            let argv = vec![
+                Bytes::from_static(b"PEXPIREAT"),
+                key.clone(),
+                Bytes::from(ms.to_string()),
+            ];
+            rewrite(c, argv);
             Some("expire")
         }
         None => {
-            (flags & OBJ_PERSIST != 0 && srv.dbs[dbid].remove_expire(&key)).then_some("persist")
+            let persisted = flags & OBJ_PERSIST != 0 && srv.dbs[dbid].remove_expire(&key);
+            if persisted {
+                rewrite(c, vec![Bytes::from_static(b"PERSIST"), key.clone()]);
+            }
+            persisted.then_some("persist")
         }
     };
     if let Some(event) = event {
@@ -696,6 +739,15 @@ pub fn incrbyfloat_command(srv: &mut Server, c: &mut Client) {
     notify_keyspace_event(srv, NOTIFY_STRING, "incrbyfloat", &key, dbid);
     srv.dirty += 1;
     c.add_reply_bulk(&text);
+    // Propagated as SET key <result> KEEPTTL: float formatting and
+    // precision must not differ on replay.
+    let argv = vec![
+        Bytes::from_static(b"SET"),
+        key,
+        Bytes::copy_from_slice(&text),
+        Bytes::from_static(b"KEEPTTL"),
+    ];
+    crate::propagate::rewrite_client_command_vector(c, argv);
 }
 
 // ---- LCS ----

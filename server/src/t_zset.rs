@@ -810,6 +810,8 @@ fn blocking_zpop_command(srv: &mut Server, c: &mut Client, max: bool) {
         }
         delete_if_empty(srv, dbid, &key, zpop_event(max));
         srv.dirty += popped.len() as u64;
+        // Propagated as ZPOP[MIN|MAX] instead of BZPOP[MIN|MAX].
+        crate::propagate::rewrite_client_command_vector(c, vec![zpop_command_name(max), key]);
         return;
     }
     let keys: Vec<Bytes> = c.argv[1..last].to_vec();
@@ -885,6 +887,20 @@ fn generic_zpop_command(
     }
     delete_if_empty(srv, dbid, &key, zpop_event(max));
     srv.dirty += popped.len() as u64;
+    if emitkey {
+        // ZMPOP / BZMPOP: propagated as ZPOP[MIN|MAX] key <count popped>.
+        let argv = vec![
+            zpop_command_name(max),
+            key,
+            Bytes::from(popped.len().to_string()),
+        ];
+        crate::propagate::rewrite_client_command_vector(c, argv);
+    }
+}
+
+/// shared.zpopmin / shared.zpopmax.
+fn zpop_command_name(max: bool) -> Bytes {
+    Bytes::from_static(if max { b"ZPOPMAX" } else { b"ZPOPMIN" })
 }
 
 /// The keyspace event of a pop from the `max` end.
