@@ -512,3 +512,29 @@ fn tcp_backlog_applies_to_every_listener() {
     assert!(!backlogs.is_empty(), "{text}");
     assert!(backlogs.iter().all(|b| *b == "77"), "{text}");
 }
+
+/// A panic (DEBUG PANIC is one on purpose) writes Redis's bug report with
+/// the backtrace to the log, then aborts as serverPanic does.
+#[test]
+fn a_panic_logs_a_redis_style_bug_report() {
+    let mut lite = Server::start();
+    let _ = lite.connect().cmd(&["DEBUG", "PANIC"]);
+    wait_until("the crash", || !lite.is_alive());
+    use std::os::unix::process::ExitStatusExt;
+    let status = lite.exit_status().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGABRT), "{status}");
+    let log = log_text(&lite);
+    let start = log
+        .find("\n\n=== REDIS BUG REPORT START: Cut & paste starting from here ===\n")
+        .expect("bug report banner");
+    let report = &log[start..];
+    assert!(report.contains("# Guru Meditation: DEBUG PANIC called at Unix time "));
+    assert!(report.contains("\n------ STACK TRACE ------\n\nBacktrace:\n"));
+    assert!(
+        report.contains("debug_command"),
+        "the backtrace names the handler"
+    );
+    assert!(
+        report.contains("=== REDIS BUG REPORT END. Make sure to include from START to END. ===")
+    );
+}
