@@ -1070,6 +1070,7 @@ pub fn redis_fork(srv: &mut Server, purpose: ChildType) -> std::io::Result<libc:
             // SAFETY: as above.
             unsafe { libc::close(l.as_raw_fd()) };
         }
+        crate::shutdown::forget_pidfile();
         return Ok(0);
     }
     if pid < 0 {

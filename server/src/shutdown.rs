@@ -166,6 +166,12 @@ pub fn set_pidfile(path: &str, remove_on_crash: bool) {
     REMOVE_PIDFILE_ON_CRASH.store(remove_on_crash, Ordering::SeqCst);
 }
 
+/// closeChildUnusedResourceAfterFork's `server.pidfile = NULL`: a forked
+/// child never removes the parent's pid file (on exit or crash).
+pub fn forget_pidfile() {
+    *PIDFILE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
 /// The pid file written at start-up, if any.
 pub fn pidfile() -> Option<String> {
     PIDFILE.lock().unwrap_or_else(|e| e.into_inner()).clone()
