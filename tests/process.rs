@@ -445,3 +445,96 @@ fn cluster_only_commands_answer_as_a_standalone_redis() {
         out
     });
 }
+
+/// `unixsocket`: redis-cli -s works, the client is local and flagged `U`
+/// with Redis's addr, the permissions are applied, the file goes at
+/// shutdown.
+#[test]
+fn unixsocket_serves_redis_cli_and_is_removed_at_shutdown() {
+    let dir = common::temp_path("unix").with_extension("d");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("redis.sock");
+    let sock_s = sock.to_str().unwrap().to_string();
+    let mut lite = Server::start_with(&["--unixsocket", &sock_s, "--unixsocketperm", "700"]);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    assert!(log_text(&lite).contains(&format!(
+        "The server is now ready to accept connections at {sock_s}"
+    )));
+    if let Some(cli) = common::require_tool("redis-cli") {
+        let out = Command::new(&cli)
+            .args(["-s", &sock_s, "ping"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "PONG\n");
+        let out = Command::new(&cli)
+            .args(["-s", &sock_s, "client", "info"])
+            .output()
+            .unwrap();
+        let info = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            info.contains(&format!("addr={sock_s}:0 laddr={sock_s}:0 ")),
+            "{info}"
+        );
+        assert!(info.contains(" flags=U "), "{info}");
+        // Local like the loopback: DEBUG is allowed (enable-debug-command local).
+        let out = Command::new(&cli)
+            .args(["-s", &sock_s, "debug", "sleep", "0"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "OK\n");
+    }
+    signal(lite.pid(), libc::SIGTERM);
+    assert_eq!(exit_code_after(&mut lite), Some(0));
+    assert!(log_text(&lite).contains("Removing the unix socket file."));
+    assert!(!sock.exists(), "socket file removed");
+}
+
+/// `tcp-backlog` reaches listen(2) on every listener (`ss` shows a
+/// listening socket's backlog as its Send-Q).
+#[test]
+fn tcp_backlog_applies_to_every_listener() {
+    let Some(ss) = common::which("ss") else {
+        common::skipped("ss (iproute2) not installed");
+        return;
+    };
+    let lite = Server::start_with(&["--tcp-backlog", "77", "--bind", "127.0.0.1 -::1"]);
+    let out = Command::new(ss)
+        .args(["-ltnH", &format!("sport = :{}", lite.port)])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let backlogs: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    assert!(!backlogs.is_empty(), "{text}");
+    assert!(backlogs.iter().all(|b| *b == "77"), "{text}");
+}
+
+/// A panic (DEBUG PANIC is one on purpose) writes Redis's bug report with
+/// the backtrace to the log, then aborts as serverPanic does.
+#[test]
+fn a_panic_logs_a_redis_style_bug_report() {
+    let mut lite = Server::start();
+    let _ = lite.connect().cmd(&["DEBUG", "PANIC"]);
+    wait_until("the crash", || !lite.is_alive());
+    use std::os::unix::process::ExitStatusExt;
+    let status = lite.exit_status().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGABRT), "{status}");
+    let log = log_text(&lite);
+    let start = log
+        .find("\n\n=== REDIS BUG REPORT START: Cut & paste starting from here ===\n")
+        .expect("bug report banner");
+    let report = &log[start..];
+    assert!(report.contains("# Guru Meditation: DEBUG PANIC called at Unix time "));
+    assert!(report.contains("\n------ STACK TRACE ------\n\nBacktrace:\n"));
+    assert!(
+        report.contains("debug_command"),
+        "the backtrace names the handler"
+    );
+    assert!(
+        report.contains("=== REDIS BUG REPORT END. Make sure to include from START to END. ===")
+    );
+}

@@ -125,6 +125,10 @@ pub fn ae_fire_file_event(srv: &mut Server, event: FiredEvent) {
         networking::accept_tcp_handler(srv, token.0);
         return;
     }
+    if token == server::UNIX_LISTENER_TOKEN {
+        networking::accept_unix_handler(srv);
+        return;
+    }
     if event.readable {
         networking::handle_client_readable(srv, token);
     }

@@ -38,6 +38,13 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
         (b"help", 2) => debug_help(c),
         (b"populate", 3..=5) => debug_populate(srv, c),
         (b"sleep", 3) => debug_sleep(c),
+        // serverPanic on purpose: the bug report in the log, then abort
+        // (shutdown.rs install_panic_hook). DEBUG is protected: `local` by
+        // default in redis-lite.
+        (b"panic", 2) => {
+            let now = crate::server::mstime() / 1000;
+            panic!("DEBUG PANIC called at Unix time {now}");
+        }
         (b"object", 3) => debug_object(srv, c),
         (b"reload", _) => crate::rdb::debug_reload(srv, c),
         (b"set-skip-checksum-validation", 3) => {

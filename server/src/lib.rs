@@ -165,8 +165,22 @@ pub fn run(args: &[String]) -> i32 {
     if let Err(code) = acl::acl_load_users_at_startup(&mut srv) {
         return code;
     }
-    if let Err(msg) = listen_to_port(&mut srv) {
+    // port 0: no TCP at all (a unix-socket-only server).
+    if srv.config.port != 0 {
+        if let Err(msg) = listen_to_port(&mut srv) {
+            server_log(LogLevel::Warning, &msg);
+            return 1;
+        }
+    }
+    if let Err(msg) = listen_to_unix_socket(&mut srv) {
         server_log(LogLevel::Warning, &msg);
+        return 1;
+    }
+    if srv.listeners.is_empty() && srv.unix_listener.is_none() {
+        server_log(
+            LogLevel::Warning,
+            "Configured to not listen anywhere, exiting.",
+        );
         return 1;
     }
     if background || !srv.config.pidfile.is_empty() {
@@ -185,6 +199,15 @@ pub fn run(args: &[String]) -> i32 {
     shutdown::set_loading(false);
     if !srv.listeners.is_empty() {
         server_log(LogLevel::Notice, "Ready to accept connections");
+    }
+    if srv.unix_listener.is_some() {
+        server_log(
+            LogLevel::Notice,
+            &format!(
+                "The server is now ready to accept connections at {}",
+                srv.config.unixsocket
+            ),
+        );
     }
     if server::supervised_mode() == server::SUPERVISED_SYSTEMD {
         server::redis_communicate_systemd("STATUS=Ready to accept connections\n");
@@ -238,7 +261,7 @@ pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
             Ok(a) => a,
             Err(_) => return Err(format!("Invalid bind address '{addr}'")),
         };
-        match bind_listener(parsed) {
+        match anet_tcp_server(parsed, srv.config.tcp_backlog as i32) {
             Ok(mut l) => {
                 let token = Token(srv.listeners.len());
                 srv.poll
@@ -261,28 +284,28 @@ pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
         }
     }
     if srv.listeners.is_empty() {
-        return Err("Failed listening on port (tcp), aborting.".into());
+        return Err(format!("Failed listening on port {port} (TCP), aborting."));
     }
     Ok(())
 }
 
-/// A listening socket with SO_REUSEADDR (mio sets it) and, for IPv6,
-/// IPV6_V6ONLY so `*` and `::*` can both bind the same port.
-fn bind_listener(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
-    if addr.is_ipv6() {
-        let std_listener = ipv6_only_listener(addr)?;
-        Ok(TcpListener::from_std(std_listener))
-    } else {
-        TcpListener::bind(addr)
-    }
-}
-
-fn ipv6_only_listener(addr: std::net::SocketAddr) -> std::io::Result<std::net::TcpListener> {
+/// anetTcpServer: a non-blocking listening socket with SO_REUSEADDR (a
+/// restarted server can bind while old connections linger in TIME_WAIT),
+/// IPV6_V6ONLY for IPv6 (so `*` and `::*` can both bind the port), and
+/// listen(2) with `tcp-backlog` (the kernel caps it at somaxconn).
+// redis: anet.c anetTcpServer / anetListen
+fn anet_tcp_server(addr: std::net::SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
     use std::os::fd::FromRawFd;
-    // SAFETY: plain socket calls on a descriptor we own; errors are checked.
+    let family = if addr.is_ipv6() {
+        libc::AF_INET6
+    } else {
+        libc::AF_INET
+    };
+    // SAFETY: plain socket calls on a descriptor we own (closed by the
+    // std listener on every error path); errors are checked.
     unsafe {
         let fd = libc::socket(
-            libc::AF_INET6,
+            family,
             libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
             0,
         );
@@ -299,31 +322,72 @@ fn ipv6_only_listener(addr: std::net::SocketAddr) -> std::io::Result<std::net::T
             &one as *const _ as *const libc::c_void,
             sz,
         );
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_IPV6,
-            libc::IPV6_V6ONLY,
-            &one as *const _ as *const libc::c_void,
-            sz,
-        );
-        let std::net::SocketAddr::V6(v6) = addr else {
-            return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+        let bound = match addr {
+            std::net::SocketAddr::V6(v6) => {
+                libc::setsockopt(
+                    fd,
+                    libc::IPPROTO_IPV6,
+                    libc::IPV6_V6ONLY,
+                    &one as *const _ as *const libc::c_void,
+                    sz,
+                );
+                let mut sa: libc::sockaddr_in6 = std::mem::zeroed();
+                sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+                sa.sin6_port = v6.port().to_be();
+                sa.sin6_addr.s6_addr = v6.ip().octets();
+                libc::bind(
+                    fd,
+                    &sa as *const _ as *const libc::sockaddr,
+                    std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+                )
+            }
+            std::net::SocketAddr::V4(v4) => {
+                let mut sa: libc::sockaddr_in = std::mem::zeroed();
+                sa.sin_family = libc::AF_INET as libc::sa_family_t;
+                sa.sin_port = v4.port().to_be();
+                sa.sin_addr.s_addr = u32::from_ne_bytes(v4.ip().octets());
+                libc::bind(
+                    fd,
+                    &sa as *const _ as *const libc::sockaddr,
+                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+                )
+            }
         };
-        let mut sa: libc::sockaddr_in6 = std::mem::zeroed();
-        sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-        sa.sin6_port = v6.port().to_be();
-        sa.sin6_addr.s6_addr = v6.ip().octets();
-        if libc::bind(
-            fd,
-            &sa as *const _ as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
-        ) < 0
-        {
+        if bound < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        if libc::listen(fd, 511) < 0 {
+        if libc::listen(fd, backlog) < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(listener)
+        Ok(TcpListener::from_std(listener))
     }
+}
+
+/// The `unixsocket` listener (initServer's anetUnixServer): a stale socket
+/// file from an earlier run is removed first, `unixsocketperm` applied,
+/// `tcp-backlog` used for it too. Failing is fatal, as in Redis.
+pub fn listen_to_unix_socket(srv: &mut server::Server) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    let path = srv.config.unixsocket.clone();
+    if path.is_empty() {
+        return Ok(());
+    }
+    let _ = std::fs::remove_file(&path);
+    let mut l = mio::net::UnixListener::bind(&path)
+        .map_err(|e| format!("Failed opening Unix socket: {}", config::strerror(&e)))?;
+    // SAFETY: listen(2) again on our own listening socket only changes its
+    // backlog (mio bound it with a fixed one).
+    unsafe { libc::listen(l.as_raw_fd(), srv.config.tcp_backlog as i32) };
+    if srv.config.unixsocketperm != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        let perm = std::fs::Permissions::from_mode(srv.config.unixsocketperm);
+        std::fs::set_permissions(&path, perm)
+            .map_err(|e| format!("Failed opening Unix socket: {}", config::strerror(&e)))?;
+    }
+    srv.poll
+        .registry()
+        .register(&mut l, server::UNIX_LISTENER_TOKEN, Interest::READABLE)
+        .map_err(|e| format!("Could not register the unix socket: {e}"))?;
+    srv.unix_listener = Some(l);
+    Ok(())
 }

@@ -30,9 +30,9 @@ impl Progress {
         let _ = write!(out, "\x1b[H\x1b[2J");
         let dots = ".".repeat(self.cols * self.rows.saturating_sub(2));
         let _ = write!(out, "{dots}");
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "Please keep the test running several minutes per GB of memory.\n"
+            "Please keep the test running several minutes per GB of memory."
         );
         let _ = write!(
             out,

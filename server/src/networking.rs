@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use mio::net::TcpStream;
+use mio::net::{TcpStream, UnixStream};
 use mio::{Interest, Token};
 use protocol::reply;
 use protocol::{ParseLimits, RequestParser, Resp};
@@ -94,7 +94,7 @@ pub struct Client {
     pub token: Token,
     /// The connection; `None` for a fake client (Redis's `createClient(NULL)`)
     /// such as the one Lua scripts run their commands through.
-    pub stream: Option<TcpStream>,
+    pub stream: Option<Connection>,
     /// `ip:port` of the peer and of our side (CLIENT LIST addr / laddr).
     pub addr: String,
     pub laddr: String,
@@ -162,6 +162,66 @@ pub struct Client {
     pub watched_keys: Vec<crate::multi::WatchedKey>,
 }
 
+/// A client's socket: TCP or the unix socket (Redis's `connection`, with
+/// its socket and unix-socket types). Both are non-blocking byte streams
+/// the loop reads, writes and registers the same way.
+pub enum Connection {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl std::os::fd::AsRawFd for Connection {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        match self {
+            Connection::Tcp(s) => s.as_raw_fd(),
+            Connection::Unix(s) => s.as_raw_fd(),
+        }
+    }
+}
+
+impl Write for Connection {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Connection::Tcp(s) => s.write(buf),
+            Connection::Unix(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl mio::event::Source for Connection {
+    fn register(
+        &mut self,
+        registry: &mio::Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        match self {
+            Connection::Tcp(s) => s.register(registry, token, interests),
+            Connection::Unix(s) => s.register(registry, token, interests),
+        }
+    }
+    fn reregister(
+        &mut self,
+        registry: &mio::Registry,
+        token: Token,
+        interests: Interest,
+    ) -> io::Result<()> {
+        match self {
+            Connection::Tcp(s) => s.reregister(registry, token, interests),
+            Connection::Unix(s) => s.reregister(registry, token, interests),
+        }
+    }
+    fn deregister(&mut self, registry: &mio::Registry) -> io::Result<()> {
+        match self {
+            Connection::Tcp(s) => s.deregister(registry),
+            Connection::Unix(s) => s.deregister(registry),
+        }
+    }
+}
+
 impl Client {
     pub fn new(id: u64, token: Token, stream: TcpStream, peer: SocketAddr) -> Client {
         let laddr = stream
@@ -170,10 +230,24 @@ impl Client {
             .unwrap_or_default();
         let fd = raw_fd(&stream);
         let mut c = Client::new_fake(id, token);
-        c.stream = Some(stream);
+        c.stream = Some(Connection::Tcp(stream));
         c.addr = format_addr(&peer);
         c.laddr = laddr;
         c.fd = fd;
+        c
+    }
+
+    /// A client of the unix socket: CLIENT LIST shows `addr` and `laddr`
+    /// as `<socket path>:0` and the `U` flag, as Redis.
+    pub fn new_unix(id: u64, token: Token, stream: UnixStream, path: &str) -> Client {
+        use std::os::fd::AsRawFd;
+        let fd = stream.as_raw_fd();
+        let mut c = Client::new_fake(id, token);
+        c.stream = Some(Connection::Unix(stream));
+        c.addr = format!("{path}:0");
+        c.laddr = c.addr.clone();
+        c.fd = fd;
+        c.flags |= CLIENT_UNIX_SOCKET;
         c
     }
 
@@ -497,7 +571,7 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
 /// connRead into the free space of its sds query buffer: the bytes land in
 /// the buffer's spare capacity, without zero-filling it first.
 fn read_into_spare_capacity(
-    stream: &mut TcpStream,
+    stream: &mut Connection,
     buf: &mut BytesMut,
     len: usize,
 ) -> io::Result<usize> {
@@ -831,7 +905,14 @@ pub fn set_reply_obuf_limits(limits: [ClientBufferLimit; 3]) {
 /// compares the address text with "127.0.0.1" and "::1" only.
 // redis: networking.c islocalClient (connIsLocal in later versions)
 pub fn conn_is_local(c: &Client) -> bool {
-    match c.stream.as_ref().and_then(|s| s.peer_addr().ok()) {
+    if c.has_flag(CLIENT_UNIX_SOCKET) {
+        return true;
+    }
+    let peer = match c.stream.as_ref() {
+        Some(Connection::Tcp(s)) => s.peer_addr().ok(),
+        _ => None,
+    };
+    match peer {
         Some(peer) => is_local_addr(&peer.ip()),
         None => false,
     }
@@ -862,6 +943,8 @@ pub fn client_output_memory(c: &Client) -> usize {
 /// CLIENT_NO_EVICT: CLIENT NO-EVICT ON; shows as `e` in CLIENT LIST. A high
 /// bit so it cannot collide with the flags declared at the top of the file.
 pub const CLIENT_NO_EVICT: u32 = 1 << 24;
+/// CLIENT_UNIX_SOCKET: connected over `unixsocket` (always local).
+pub const CLIENT_UNIX_SOCKET: u32 = 1 << 18;
 
 /// authRequired (acl.rs): kept here for the callers in this file.
 pub fn auth_required(srv: &Server, c: &Client) -> bool {
@@ -1547,6 +1630,9 @@ pub fn client_flags_string(flags: u32) -> String {
     if flags & CLIENT_CLOSE_ASAP != 0 {
         s.push('A');
     }
+    if flags & CLIENT_UNIX_SOCKET != 0 {
+        s.push('U');
+    }
     if flags & CLIENT_NO_EVICT != 0 {
         s.push('e');
     }
@@ -1736,7 +1822,39 @@ pub fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
             }
         };
         let _ = stream.set_nodelay(true);
-        accept_common_handler(srv, stream, peer);
+        let token = Token(srv.next_token);
+        let id = srv.next_client_id;
+        let c = Box::new(Client::new(id, token, stream, peer));
+        server_log(LogLevel::Verbose, &format!("Accepted {}", c.addr));
+        accept_common_handler(srv, c);
+    }
+}
+
+/// acceptUnixHandler: as accept_tcp_handler, for the `unixsocket` listener.
+// redis: networking.c acceptUnixHandler
+pub fn accept_unix_handler(srv: &mut Server) {
+    for _ in 0..MAX_ACCEPTS_PER_CALL {
+        let Some(listener) = srv.unix_listener.as_ref() else {
+            return;
+        };
+        let stream = match listener.accept() {
+            Ok((stream, _)) => stream,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                server_log(
+                    LogLevel::Warning,
+                    &format!("Accepting client connection: {e}"),
+                );
+                return;
+            }
+        };
+        let path = srv.config.unixsocket.clone();
+        let token = Token(srv.next_token);
+        let id = srv.next_client_id;
+        let c = Box::new(Client::new_unix(id, token, stream, &path));
+        server_log(LogLevel::Verbose, &format!("Accepted connection to {path}"));
+        accept_common_handler(srv, c);
     }
 }
 
@@ -1796,12 +1914,10 @@ fn anet_keep_alive(stream: &TcpStream, interval: i32) {
     set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3);
 }
 
-fn accept_common_handler(srv: &mut Server, stream: TcpStream, peer: SocketAddr) {
-    let token = Token(srv.next_token);
+fn accept_common_handler(srv: &mut Server, mut c: Box<Client>) {
+    let token = c.token;
     srv.next_token += 1;
-    let id = srv.next_client_id;
     srv.next_client_id += 1;
-    let mut c = Box::new(Client::new(id, token, stream, peer));
     // A new connection starts authenticated only while the default user
     // needs no password (nopass, or requirepass unset).
     c.authenticated = crate::acl::default_user_authenticates(srv);
@@ -1818,7 +1934,7 @@ fn accept_common_handler(srv: &mut Server, stream: TcpStream, peer: SocketAddr) 
     // createClient: TCP keepalive probes, so a peer that vanished without a
     // FIN (a dead host, a dropped NAT entry) is noticed.
     if srv.config.tcp_keepalive > 0 {
-        if let Some(stream) = c.stream.as_ref() {
+        if let Some(Connection::Tcp(stream)) = c.stream.as_ref() {
             anet_keep_alive(stream, srv.config.tcp_keepalive as i32);
         }
     }
@@ -2000,7 +2116,9 @@ pub fn process_events_while_blocked(srv: &mut Server) {
 /// One event during a busy script: as usual, except that the client
 /// running the script (out of the table) is read after the script.
 fn handle_event_while_blocked(srv: &mut Server, event: crate::ae::FiredEvent) {
-    let is_listener = event.token == server::LISTENER_TOKEN || event.token.0 < srv.listeners.len();
+    let is_listener = event.token == server::LISTENER_TOKEN
+        || event.token == server::UNIX_LISTENER_TOKEN
+        || event.token.0 < srv.listeners.len();
     if !is_listener && !srv.clients.contains_key(&event.token) {
         if event.readable && !srv.clients_pending_read.contains(&event.token) {
             srv.clients_pending_read.push(event.token);

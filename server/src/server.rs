@@ -52,6 +52,9 @@ pub const CONFIG_RUN_ID_SIZE: usize = 40;
 
 /// Listening sockets use tokens 0..FIRST_CLIENT_TOKEN; clients the ones after.
 pub const LISTENER_TOKEN: Token = Token(0);
+/// The `unixsocket` listener's token: after the TCP listeners' (one per
+/// `bind` address, counted from 0), before the first client's.
+pub const UNIX_LISTENER_TOKEN: Token = Token(FIRST_CLIENT_TOKEN - 1);
 pub const FIRST_CLIENT_TOKEN: usize = 64;
 
 /// STATS_METRIC_SAMPLES: instantaneous metrics average this many samples,
@@ -150,6 +153,8 @@ pub struct Server {
     pub clients: HashMap<Token, Box<Client>, TokenHasherBuilder>,
     pub poll: Poll,
     pub listeners: Vec<TcpListener>,
+    /// The `unixsocket` listener, when one is configured.
+    pub unix_listener: Option<mio::net::UnixListener>,
     pub next_token: usize,
     pub next_client_id: u64,
     /// Clients with replies to write before the next poll.
@@ -318,6 +323,7 @@ impl Server {
             clients: HashMap::default(),
             poll,
             listeners: Vec::new(),
+            unix_listener: None,
             next_token: FIRST_CLIENT_TOKEN,
             next_client_id: 1,
             clients_pending_write: Vec::new(),
@@ -1276,6 +1282,12 @@ pub fn redis_fork(srv: &mut Server, purpose: ChildType) -> std::io::Result<libc:
             // owns it is never dropped (the child leaves with _exit).
             unsafe { libc::close(l.as_raw_fd()) };
         }
+        if let Some(l) = &srv.unix_listener {
+            use std::os::fd::AsRawFd;
+            // SAFETY: as above.
+            unsafe { libc::close(l.as_raw_fd()) };
+        }
+        crate::shutdown::forget_pidfile();
         return Ok(0);
     }
     if pid < 0 {
@@ -1562,5 +1574,19 @@ pub fn close_listening_sockets(srv: &mut Server, unlink_unix_socket: bool) {
     for mut l in std::mem::take(&mut srv.listeners) {
         let _ = srv.poll.registry().deregister(&mut l);
     }
-    let _ = unlink_unix_socket;
+    if let Some(mut l) = srv.unix_listener.take() {
+        let _ = srv.poll.registry().deregister(&mut l);
+    }
+    if unlink_unix_socket && !srv.config.unixsocket.is_empty() {
+        server_log(LogLevel::Notice, "Removing the unix socket file.");
+        if let Err(e) = std::fs::remove_file(&srv.config.unixsocket) {
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Error removing the unix socket file: {}",
+                    crate::config::strerror(&e)
+                ),
+            );
+        }
+    }
 }

@@ -48,6 +48,11 @@ pub const SHUTDOWN_NOSAVE: i32 = 2;
 pub const SHUTDOWN_NOW: i32 = 4;
 pub const SHUTDOWN_FORCE: i32 = 8;
 
+/// A shutdown that did not happen (the final save failed, or, for SHUTDOWN
+/// ABORT, none was pending); the reason is in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShutdownError;
+
 /// server.shutdown_asap: a signal asked for a shutdown, cron will run it.
 static SHUTDOWN_ASAP: AtomicBool = AtomicBool::new(false);
 /// server.last_sig_received: which signal (picks the shutdown-on-* flags).
@@ -161,6 +166,12 @@ pub fn set_pidfile(path: &str, remove_on_crash: bool) {
     REMOVE_PIDFILE_ON_CRASH.store(remove_on_crash, Ordering::SeqCst);
 }
 
+/// closeChildUnusedResourceAfterFork's `server.pidfile = NULL`: a forked
+/// child never removes the parent's pid file (on exit or crash).
+pub fn forget_pidfile() {
+    *PIDFILE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
 /// The pid file written at start-up, if any.
 pub fn pidfile() -> Option<String> {
     PIDFILE.lock().unwrap_or_else(|e| e.into_inner()).clone()
@@ -170,7 +181,7 @@ pub fn pidfile() -> Option<String> {
 /// Ok means "exit(0) now"; Err means the shutdown failed (logged, the
 /// server goes on).
 // redis: server.c prepareForShutdown
-pub fn prepare_for_shutdown(srv: &mut Server, mut flags: i32) -> Result<(), ()> {
+pub fn prepare_for_shutdown(srv: &mut Server, mut flags: i32) -> Result<(), ShutdownError> {
     // Never save a half-loaded dataset over the file being loaded.
     if LOADING.load(Ordering::SeqCst) {
         flags = (flags & !SHUTDOWN_SAVE) | SHUTDOWN_NOSAVE;
@@ -185,7 +196,7 @@ pub fn prepare_for_shutdown(srv: &mut Server, mut flags: i32) -> Result<(), ()> 
 
 /// finishShutdown: the steps, in Redis's order.
 // redis: server.c finishShutdown
-fn finish_shutdown(srv: &mut Server, flags: i32) -> Result<(), ()> {
+fn finish_shutdown(srv: &mut Server, flags: i32) -> Result<(), ShutdownError> {
     let save = flags & SHUTDOWN_SAVE != 0;
     let nosave = flags & SHUTDOWN_NOSAVE != 0;
     let force = flags & SHUTDOWN_FORCE != 0;
@@ -209,7 +220,7 @@ fn finish_shutdown(srv: &mut Server, flags: i32) -> Result<(), ()> {
             "Errors trying to shut down the server. Check the logs for more information.",
         );
         cancel_shutdown();
-        return Err(());
+        return Err(ShutdownError);
     }
 
     if (!srv.config.save_params.is_empty() && !nosave) || save {
@@ -241,7 +252,7 @@ fn finish_shutdown(srv: &mut Server, flags: i32) -> Result<(), ()> {
                     "Errors trying to shut down the server. Check the logs for more information.",
                 );
                 cancel_shutdown();
-                return Err(());
+                return Err(ShutdownError);
             }
         }
     }
@@ -266,9 +277,9 @@ fn cancel_shutdown() {
 
 /// abortShutdown (SHUTDOWN ABORT): forget a signal's pending shutdown.
 /// Err when none was pending.
-pub fn abort_shutdown() -> Result<(), ()> {
+pub fn abort_shutdown() -> Result<(), ShutdownError> {
     if !SHUTDOWN_ASAP.swap(false, Ordering::SeqCst) {
-        return Err(());
+        return Err(ShutdownError);
     }
     server_log(LogLevel::Notice, "Shutdown manually aborted.");
     Ok(())
@@ -303,7 +314,7 @@ pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
     if abort {
         return match abort_shutdown() {
             Ok(()) => c.add_reply_ok(),
-            Err(()) => c.add_reply_error("ERR No shutdown in progress."),
+            Err(ShutdownError) => c.add_reply_error("ERR No shutdown in progress."),
         };
     }
     // Waiting for replicas would block: not allowed inside EXEC or a script.

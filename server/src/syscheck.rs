@@ -94,7 +94,8 @@ pub fn check_thp_enabled() -> Check {
 /// when any warned (`--check-system` then exits 1).
 // redis: syscheck.c syscheck
 pub fn syscheck() -> bool {
-    let checks: [(&str, fn() -> Check); 4] = [
+    type CheckFn = fn() -> Check;
+    let checks: [(&str, CheckFn); 4] = [
         ("slow-clocksource", check_clocksource),
         ("xen-clocksource", check_xen_clocksource),
         ("overcommit", check_overcommit),
