@@ -848,7 +848,7 @@ pub fn hello_command(srv: &mut Server, c: &mut Client) {
         }
     }
     if !c.authenticated {
-        c.add_reply_error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
+        c.add_reply_error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time");
         return;
     }
     // The reply already speaks the new protocol.
