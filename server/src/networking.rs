@@ -1448,15 +1448,6 @@ mod connection_tests {
     }
 
     #[test]
-    fn time_independent_eq_needs_same_bytes_and_length() {
-        assert!(time_independent_eq(b"secret", b"secret"));
-        assert!(!time_independent_eq(b"secret", b"secreT"));
-        assert!(!time_independent_eq(b"secret", b"secret2"));
-        assert!(!time_independent_eq(b"", b"x"));
-        assert!(time_independent_eq(b"", b""));
-    }
-
-    #[test]
     fn client_type_names_are_case_insensitive_with_slave_alias() {
         assert_eq!(client_type_by_name(b"NORMAL"), Some(ClientType::Normal));
         assert_eq!(client_type_by_name(b"slave"), Some(ClientType::Replica));
