@@ -1042,13 +1042,14 @@ impl Acl {
     }
 
     /// ACLLoadConfiguredUsers: create the users of redis.conf.
-    fn load_configured_users(&mut self, pubsub_default: u32) -> Result<(), ()> {
+    /// Returns false after logging the first bad rule.
+    fn load_configured_users(&mut self, pubsub_default: u32) -> bool {
         let defs = std::mem::take(&mut self.users_to_load);
         for def in &defs {
             let name = &def[0];
             if string_has_spaces(name) {
                 server_log(LogLevel::Warning, "Spaces not allowed in ACL usernames");
-                return Err(());
+                return false;
             }
             let mut u = match self.users.get(&name[..]) {
                 Some(existing) => {
@@ -1069,7 +1070,7 @@ impl Acl {
                             e.message()
                         ),
                     );
-                    return Err(());
+                    return false;
                 }
             }
             if u.flags & USER_FLAG_DISABLED != 0 {
@@ -1084,7 +1085,7 @@ impl Acl {
             self.users.insert(name.clone(), u);
         }
         self.users_to_load = defs;
-        Ok(())
+        true
     }
 
     /// ACLLoadFromFile: parse the whole file into a fresh user set; any
@@ -1172,7 +1173,8 @@ impl Acl {
 
     /// ACLSaveToFile: every user as a `user` line, through a temp file
     /// renamed over the old one.
-    pub fn save_to_file(&self, filename: &str) -> Result<(), ()> {
+    /// Returns false after logging the I/O error.
+    pub fn save_to_file(&self, filename: &str) -> bool {
         let mut acl = Vec::new();
         for u in self.users.values() {
             acl.extend_from_slice(b"user ");
@@ -1191,7 +1193,7 @@ impl Acl {
                 ),
             );
             let _ = std::fs::remove_file(&tmp);
-            return Err(());
+            return false;
         }
         if let Err(e) = std::fs::rename(&tmp, filename) {
             server_log(
@@ -1202,9 +1204,9 @@ impl Acl {
                 ),
             );
             let _ = std::fs::remove_file(&tmp);
-            return Err(());
+            return false;
         }
-        Ok(())
+        true
     }
 
     /// ACLCheckAllUserCommandPerm: Ok when some selector allows the whole
@@ -1288,7 +1290,7 @@ pub fn acl_load_users_at_startup(srv: &mut Server) -> Result<(), i32> {
         server_log(LogLevel::Warning, "Configuring Redis with users defined in redis.conf and at the same setting an ACL file path is invalid. This setup is very likely to lead to configuration errors and security holes, please define either an ACL file or declare users directly in your redis.conf, but not both.");
         return Err(1);
     }
-    if srv.acl.load_configured_users(pd).is_err() {
+    if !srv.acl.load_configured_users(pd) {
         server_log(
             LogLevel::Warning,
             "Critical error while loading ACLs. Exiting.",
@@ -1750,8 +1752,8 @@ pub fn acl_save_command(srv: &mut Server, c: &mut Client) {
         return;
     }
     match srv.acl.save_to_file(&srv.config.aclfile) {
-        Ok(()) => c.add_reply_ok(),
-        Err(()) => c.add_reply_error("ERR There was an error trying to save the ACLs. Please check the server logs for more information"),
+        true => c.add_reply_ok(),
+        false => c.add_reply_error("ERR There was an error trying to save the ACLs. Please check the server logs for more information"),
     }
 }
 
@@ -1942,6 +1944,15 @@ mod tests {
 
     fn acl() -> Acl {
         Acl::new(&CommandTable::new())
+    }
+
+    #[test]
+    fn time_independent_eq_needs_same_bytes_and_length() {
+        assert!(time_independent_eq(b"secret", b"secret"));
+        assert!(!time_independent_eq(b"secret", b"secreT"));
+        assert!(!time_independent_eq(b"secret", b"secret2"));
+        assert!(!time_independent_eq(b"", b"x"));
+        assert!(time_independent_eq(b"", b""));
     }
 
     #[test]

@@ -859,8 +859,8 @@ unsafe extern "C-unwind" fn lua_log_command(l: *mut lua_State) -> c_int {
     0
 }
 
-/// redis.acl_check_cmd(command, ...): whether the user may run it. There
-/// are no ACL users here, so any existing command is allowed.
+/// redis.acl_check_cmd(command, ...): whether the script's caller's ACL
+/// user may run it with these arguments (acl.rs).
 // redis: script_lua.c luaRedisAclCheckCmdPermissionsCommand
 unsafe extern "C-unwind" fn lua_redis_acl_check_cmd(l: *mut lua_State) -> c_int {
     let raise = guard(l, || {
@@ -875,8 +875,18 @@ unsafe extern "C-unwind" fn lua_redis_acl_check_cmd(l: *mut lua_State) -> c_int 
             return true;
         };
         match srv.commands.lookup_argv(&argv) {
-            Ok(Some(_)) => {
-                ffi::lua_pushboolean(l, 1);
+            Ok(Some(id)) => {
+                let user = srv
+                    .script_run_ctx
+                    .as_ref()
+                    .and_then(|ctx| ctx.c.as_ref())
+                    .map(|c| c.user.clone())
+                    .unwrap_or_else(|| bytes::Bytes::from_static(crate::acl::DEFAULT_USER));
+                let ok = srv
+                    .acl
+                    .check_all_user_command_perm(&srv.commands, &user, id, &argv)
+                    .is_ok();
+                ffi::lua_pushboolean(l, c_int::from(ok));
                 false
             }
             _ => {
