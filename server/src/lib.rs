@@ -141,6 +141,16 @@ pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
         };
         match bind_listener(parsed) {
             Ok(mut l) => {
+                // anetListen: listen(fd, tcp-backlog). mio listens with its
+                // own backlog (128 here); a second listen() on a listening
+                // socket only changes the queue length. A short queue drops
+                // SYNs during a connection storm (1 s client retries).
+                {
+                    use std::os::fd::AsRawFd;
+                    let backlog = srv.config.tcp_backlog.clamp(0, i32::MAX as i64) as i32;
+                    // SAFETY: listen on a socket we own.
+                    unsafe { libc::listen(l.as_raw_fd(), backlog) };
+                }
                 let token = Token(srv.listeners.len());
                 srv.poll
                     .registry()
