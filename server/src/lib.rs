@@ -107,12 +107,39 @@ pub fn run(args: &[String]) -> i32 {
     // used_memory_startup: what the empty server holds (InitServerLast).
     memory::thread_cache_flush();
     srv.initial_memory_usage = memory::used_memory();
+    redis_ascii_art(&srv);
     server_log(LogLevel::Notice, "Server initialized");
     rdb::setup_signal_handlers();
     rdb::load_data_from_disk(&mut srv);
     server_log(LogLevel::Notice, "Ready to accept connections tcp");
     ae::ae_main(&mut srv);
     0
+}
+
+/// redisAsciiArt: the start-up banner when the log goes to a terminal (or
+/// `always-show-logo yes`), else one "Running mode" line. Redis's banner is
+/// an ASCII-art picture around these fields; redis-lite prints the fields
+/// alone, in the same "Key: value" form (Redis's test suite waits for the
+/// " PID: <pid>" it contains before talking to a server it spawned).
+// redis: server.c redisAsciiArt
+fn redis_ascii_art(srv: &server::Server) {
+    use std::io::IsTerminal;
+    let show_logo = (srv.config.logfile.is_empty() && std::io::stdout().is_terminal())
+        || srv.config.always_show_logo();
+    let port = srv.config.port;
+    if !show_logo {
+        server_log(
+            LogLevel::Notice,
+            &format!("Running mode=standalone, port={port}."),
+        );
+        return;
+    }
+    let banner = format!(
+        "\n    Redis {} (00000000/0) 64 bit (redis-lite)\n\n    Running in standalone mode\n    Port: {port}\n    PID: {}\n\n    https://redis.io\n\n",
+        server::REDIS_VERSION,
+        std::process::id()
+    );
+    log::server_log_raw(LogLevel::Notice, &banner);
 }
 
 /// listenToPort: bind every `bind` address. A leading `-` marks an optional

@@ -47,6 +47,23 @@ pub fn set_logfile(path: &str) -> std::io::Result<()> {
     Ok(())
 }
 
+/// serverLogRaw(LL_NOTICE|LL_RAW): `msg` as is, without the pid/time
+/// prefix (the start-up logo).
+pub fn server_log_raw(level: LogLevel, msg: &str) {
+    if (level as u8) < VERBOSITY.load(Ordering::Relaxed) {
+        return;
+    }
+    let mut f = LOGFILE.lock().unwrap_or_else(|e| e.into_inner());
+    match f.as_mut() {
+        Some(file) => {
+            let _ = file.write_all(msg.as_bytes());
+        }
+        None => {
+            let _ = std::io::stdout().write_all(msg.as_bytes());
+        }
+    }
+}
+
 pub fn server_log(level: LogLevel, msg: &str) {
     if (level as u8) < VERBOSITY.load(Ordering::Relaxed) {
         return;
