@@ -804,6 +804,11 @@ thread_local! {
         const { std::cell::Cell::new(crate::config::CLIENT_BUFFER_LIMITS_DEFAULTS) };
 }
 
+/// The hard output limit of the client's class (0: none).
+pub fn reply_hard_limit(c: &Client) -> u64 {
+    REPLY_OBUF_LIMITS.with(|l| l.get()[get_client_type(c)].hard_limit_bytes)
+}
+
 /// Publish the output buffer limits to the reply-building check.
 pub fn set_reply_obuf_limits(limits: [ClientBufferLimit; 3]) {
     REPLY_OBUF_LIMITS.with(|l| l.set(limits));
