@@ -856,6 +856,70 @@ mod tests {
         assert_eq!(p.multibulklen, 2_147_483_647);
     }
 
+    /// Parse all of `wire` fed as two reads split at `at`.
+    fn parse_split(
+        wire: &[u8],
+        at: usize,
+        lim: &ParseLimits,
+    ) -> Result<Vec<Vec<Bytes>>, ProtocolError> {
+        let mut p = RequestParser::new();
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        for part in [&wire[..at], &wire[at..]] {
+            buf.extend_from_slice(part);
+            while let Some(argv) = p.next_command(&mut buf, lim)? {
+                out.push(argv);
+            }
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn split_at_every_byte_boundary_parses_the_same() {
+        // Multibulk, inline with quotes, an empty request, a bulk holding
+        // CRLF, and an error at the end: cut the stream at every byte, and
+        // the commands (and the error) are the same as in one read.
+        let wire: &[u8] = b"*3\r\n$3\r\nSET\r\n$4\r\nk\r\nx\r\n$0\r\n\r\nPING \"a b\" 'c'\r\n\r\n*1\r\n$4\r\nPING\r\n*2\r\n$3\r\nGET\r\n$x\r\n";
+        let whole = parse_split(wire, wire.len(), &limits());
+        let whole_cmds = {
+            // The commands before the error, parsed without it.
+            let ok_part = &wire[..wire.len() - b"*2\r\n$3\r\nGET\r\n$x\r\n".len()];
+            parse_split(ok_part, ok_part.len(), &limits()).unwrap()
+        };
+        assert_eq!(
+            whole_cmds.len(),
+            4,
+            "SET, inline PING, the empty request, PING"
+        );
+        assert!(whole.is_err());
+        for at in 0..=wire.len() {
+            let split = parse_split(wire, at, &limits());
+            assert_eq!(
+                split.as_ref().err(),
+                whole.as_ref().err(),
+                "error differs at {at}"
+            );
+            let ok_part = &wire[..wire.len() - b"*2\r\n$3\r\nGET\r\n$x\r\n".len()];
+            if at <= ok_part.len() {
+                assert_eq!(
+                    parse_split(ok_part, at, &limits()).unwrap(),
+                    whole_cmds,
+                    "split at {at}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn lying_multibulk_count_preallocates_at_most_1024_args() {
+        // `*2147483647` then nothing: argv's capacity is min(n, 1024).
+        let mut p = RequestParser::new();
+        let mut buf = BytesMut::from(&b"*2147483647\r\n$1\r\na\r\n"[..]);
+        assert!(p.next_command(&mut buf, &limits()).unwrap().is_none());
+        assert!(p.argv.capacity() <= ARGV_PREALLOC_MAX);
+        assert_eq!(p.argv.len(), 1);
+    }
+
     #[test]
     fn big_bulk_in_chunks_is_not_rescanned() {
         // A 1 MB argument in 16 KB reads: every call but the last is Ok(None),

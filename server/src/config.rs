@@ -1570,6 +1570,11 @@ impl Config {
         lookup_config(name.as_bytes()).map(|r| format_value(r.idx, &self.values[r.idx]))
     }
 
+    /// always-show-logo (read once at start-up, by redis_ascii_art).
+    pub fn always_show_logo(&self) -> bool {
+        self.b("always-show-logo")
+    }
+
     fn b(&self, name: &str) -> bool {
         matches!(self.value(name), Some(Value::Bool(true)))
     }

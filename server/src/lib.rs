@@ -133,7 +133,7 @@ pub fn run(args: &[String]) -> i32 {
     // before adjustOpenFilesLimit logs).
     log::set_role('M');
     let mut config = config;
-    if server::adjust_open_files_limit(&mut config).is_err() {
+    if !server::adjust_open_files_limit(&mut config) {
         return 1;
     }
     let mut srv = match server::Server::new(config) {

@@ -263,7 +263,9 @@ impl Client {
             addr: String::new(),
             laddr: String::new(),
             fd: -1,
-            querybuf: BytesMut::with_capacity(PROTO_IOBUF_LEN),
+            // Empty until the first read reserves 16 KB (Redis: sdsempty()),
+            // so 10,000 idle connections do not hold 160 MB of buffers.
+            querybuf: BytesMut::new(),
             qb_pos: 0,
             querybuf_peak: 0,
             parser: RequestParser::new(),
@@ -893,6 +895,11 @@ thread_local! {
     /// which only has the client at hand.
     static REPLY_OBUF_LIMITS: std::cell::Cell<[ClientBufferLimit; 3]> =
         const { std::cell::Cell::new(crate::config::CLIENT_BUFFER_LIMITS_DEFAULTS) };
+}
+
+/// The hard output limit of the client's class (0: none).
+pub fn reply_hard_limit(c: &Client) -> u64 {
+    REPLY_OBUF_LIMITS.with(|l| l.get()[get_client_type(c)].hard_limit_bytes)
 }
 
 /// Publish the output buffer limits to the reply-building check.
@@ -1849,9 +1856,6 @@ pub fn accept_unix_handler(srv: &mut Server) {
     }
 }
 
-/// acceptCommonHandler: make a `Client` of a new connection, refuse it
-/// past maxclients, and register its socket for reading.
-// redis: networking.c acceptCommonHandler
 /// The reply to a non-loopback client in protected mode, written before the
 /// connection is closed (clientAcceptHandler's text, unchanged).
 const PROTECTED_MODE_DENIED: &[u8] =
@@ -1905,6 +1909,9 @@ fn anet_keep_alive(stream: &TcpStream, interval: i32) {
     set(libc::IPPROTO_TCP, libc::TCP_KEEPCNT, 3);
 }
 
+/// acceptCommonHandler: make a `Client` of a new connection, refuse it
+/// past maxclients, and register its socket for reading.
+// redis: networking.c acceptCommonHandler
 fn accept_common_handler(srv: &mut Server, mut c: Box<Client>) {
     let token = c.token;
     srv.next_token += 1;

@@ -934,9 +934,9 @@ pub const CONFIG_MIN_RESERVED_FDS: u64 = 32;
 /// clients plus CONFIG_MIN_RESERVED_FDS. When the OS refuses, try 16 fewer
 /// descriptors at a time down to the current limit, and lower `maxclients`
 /// to what is left, with Redis's three warnings; below the reserve the
-/// server cannot start (Redis exits; here the caller gets `Err`).
+/// server cannot start (Redis exits; here the caller gets `false`).
 // redis: server.c adjustOpenFilesLimit
-pub fn adjust_open_files_limit(config: &mut crate::config::Config) -> Result<(), ()> {
+pub fn adjust_open_files_limit(config: &mut crate::config::Config) -> bool {
     let maxfiles = config.maxclients + CONFIG_MIN_RESERVED_FDS;
     let mut limit = libc::rlimit {
         rlim_cur: 0,
@@ -952,11 +952,11 @@ pub fn adjust_open_files_limit(config: &mut crate::config::Config) -> Result<(),
             ),
         );
         set_maxclients(config, 1024 - CONFIG_MIN_RESERVED_FDS);
-        return Ok(());
+        return true;
     }
     let oldlimit = limit.rlim_cur;
     if oldlimit >= maxfiles {
-        return Ok(());
+        return true;
     }
     const DECR_STEP: u64 = 16;
     let mut bestlimit = maxfiles;
@@ -981,7 +981,7 @@ pub fn adjust_open_files_limit(config: &mut crate::config::Config) -> Result<(),
             LogLevel::Notice,
             &format!("Increased maximum number of open files to {maxfiles} (it was originally set to {oldlimit})."),
         );
-        return Ok(());
+        return true;
     }
     let old_maxclients = config.maxclients;
     if bestlimit <= CONFIG_MIN_RESERVED_FDS {
@@ -989,7 +989,7 @@ pub fn adjust_open_files_limit(config: &mut crate::config::Config) -> Result<(),
             LogLevel::Warning,
             &format!("Your current 'ulimit -n' of {oldlimit} is not enough for the server to start. Please increase your open file limit to at least {maxfiles}. Exiting."),
         );
-        return Err(());
+        return false;
     }
     set_maxclients(config, bestlimit - CONFIG_MIN_RESERVED_FDS);
     server_log(
@@ -1010,7 +1010,7 @@ pub fn adjust_open_files_limit(config: &mut crate::config::Config) -> Result<(),
             config.maxclients
         ),
     );
-    Ok(())
+    true
 }
 
 /// Lower `maxclients` in the config table too, so CONFIG GET shows it.

@@ -40,8 +40,9 @@ const HRANDFIELD_SUB_STRATEGY_MUL: usize = 3;
 const HRANDFIELD_RANDOM_SAMPLE_LIMIT: usize = 1000;
 
 /// redis-lite's own guard (Redis has none and runs out of memory): the
-/// largest |count| HRANDFIELD serves with repetitions; beyond it the reply
-/// alone would be gigabytes.
+/// largest |count| HRANDFIELD serves with repetitions to a client without
+/// an output buffer hard limit; beyond it the reply alone would be
+/// gigabytes. With a hard limit the reply is cut there, as in Redis.
 const HRANDFIELD_MAX_REPEATED: u64 = 1 << 27;
 
 /// OBJ_HASH: the type number mixed into a hash's digest.
@@ -554,7 +555,9 @@ fn hrandfield_with_count_command(srv: &mut Server, c: &mut Client, l: i64, withv
     // CASE 1: negative count (or 1): `count` independent draws, repeats
     // allowed, in random order.
     if !uniq || count == 1 {
-        if count > HRANDFIELD_MAX_REPEATED {
+        // Redis relies on the output buffer limit to stop a huge reply
+        // mid-run; without a hard limit for this client the guard applies.
+        if count > HRANDFIELD_MAX_REPEATED && crate::networking::reply_hard_limit(c) == 0 {
             return c.add_reply_error("ERR value is out of range");
         }
         let count = count as usize;
@@ -567,6 +570,9 @@ fn hrandfield_with_count_command(srv: &mut Server, c: &mut Client, l: i64, withv
                         break;
                     };
                     add_reply_pick(c, f, v, withvalues);
+                    if c.has_flag(crate::networking::CLIENT_CLOSE_ASAP) {
+                        break; // cut at its output buffer limit
+                    }
                 }
             }
             HashValue::Listpack(lp) => {
@@ -576,6 +582,9 @@ fn hrandfield_with_count_command(srv: &mut Server, c: &mut Client, l: i64, withv
                     left -= batch;
                     for (f, v) in listpack::lp_random_pairs(lp, batch) {
                         add_reply_pick(c, f, v, withvalues);
+                    }
+                    if c.has_flag(crate::networking::CLIENT_CLOSE_ASAP) {
+                        break; // cut at its output buffer limit
                     }
                 }
             }
