@@ -251,7 +251,7 @@ pub fn handle_clients_blocked_on_keys(srv: &mut Server) {
             };
             unblock_client(srv, &mut bc);
             resume_client(srv, &mut bc);
-            crate::ae::put_back_client(srv, bc);
+            crate::networking::put_back_client(srv, bc);
         }
         // Stream readers are answered from the key directly.
         crate::t_stream::serve_clients_blocked_on_stream_key(srv, dbid, &key);
@@ -285,7 +285,7 @@ pub fn process_unblocked_clients(srv: &mut Server) {
             c.argv.clear();
             networking::process_input_buffer(srv, &mut c);
         }
-        crate::ae::put_back_client(srv, c);
+        crate::networking::put_back_client(srv, c);
     }
 }
 
@@ -317,7 +317,7 @@ pub fn handle_blocked_clients_timeout(srv: &mut Server) {
         networking::reset_client_reply_skip(&mut c);
         server::update_stats_on_unblock(srv, &mut c);
         srv.unblocked_clients.push(token);
-        crate::ae::put_back_client(srv, c);
+        crate::networking::put_back_client(srv, c);
     }
 }
 

@@ -758,7 +758,7 @@ pub fn client_output_memory(c: &Client) -> usize {
 // QUIT, RESET, HELLO, AUTH and the CLIENT subcommands. They only touch the
 // calling client, except CLIENT LIST (reads every client) and CLIENT KILL
 // (marks other clients for closing). One subtlety runs through both: while a
-// command runs, its client is NOT in `srv.clients` (ae.rs takes it out and
+// command runs, its client is NOT in `srv.clients` (networking.rs handle_client_readable takes it out and
 // hands it to us as `c`), so every walk over the clients merges `c` back in.
 
 /// CLIENT_NO_EVICT: CLIENT NO-EVICT ON; shows as `e` in CLIENT LIST. A high
@@ -1215,7 +1215,7 @@ pub fn client_unblock_command(srv: &mut Server, c: &mut Client) {
     };
     if let Some(mut other) = srv.clients.remove(&token) {
         crate::blocked::unblock_client_from_command(srv, &mut other, with_error);
-        crate::ae::put_back_client(srv, other);
+        put_back_client(srv, other);
     }
     c.add_reply_integer(1);
 }
@@ -1606,6 +1606,240 @@ pub fn resume_postponed_clients(srv: &mut Server) {
             c.argv.clear();
             process_input_buffer(srv, &mut c);
         }
-        crate::ae::put_back_client(srv, c);
+        put_back_client(srv, c);
     }
+}
+
+// ---- the file event handlers: accept, read, write, free ----
+//
+// ae.rs's loop calls these when a socket is ready; before_sleep (server.rs)
+// calls the write and free queues once per pass.
+
+/// MAX_ACCEPTS_PER_CALL: at most this many accepts per listener event, so a
+/// connection storm cannot monopolise a loop pass.
+pub const MAX_ACCEPTS_PER_CALL: usize = 1000;
+
+/// acceptTcpHandler: the listener's readable handler. Accept up to
+/// MAX_ACCEPTS_PER_CALL connections, until the kernel's backlog is empty
+/// (`WouldBlock`), and hand each one to `accept_common_handler`.
+pub fn accept_tcp_handler(srv: &mut Server, listener_idx: usize) {
+    for _ in 0..MAX_ACCEPTS_PER_CALL {
+        let accepted = srv.listeners[listener_idx].accept();
+        let (stream, peer) = match accepted {
+            Ok(x) => x,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                server_log(
+                    LogLevel::Warning,
+                    &format!("Accepting client connection: {e}"),
+                );
+                return;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        accept_common_handler(srv, stream, peer);
+    }
+}
+
+/// acceptCommonHandler: make a `Client` of a new connection, refuse it
+/// past maxclients, and register its socket for reading.
+// redis: networking.c acceptCommonHandler
+fn accept_common_handler(srv: &mut Server, stream: TcpStream, peer: SocketAddr) {
+    let token = Token(srv.next_token);
+    srv.next_token += 1;
+    let id = srv.next_client_id;
+    srv.next_client_id += 1;
+    let mut c = Box::new(Client::new(id, token, stream, peer));
+    // A new connection starts authenticated only while the default user
+    // needs no password (requirepass unset).
+    c.authenticated = srv.config.requirepass.is_empty();
+    server_log(LogLevel::Verbose, &format!("Accepted {}", c.addr));
+
+    // maxclients: refuse with Redis's error, written directly.
+    if srv.clients.len() as u64 >= srv.config.maxclients {
+        if let Some(stream) = c.stream.as_mut() {
+            let _ = stream.write_all(b"-ERR max number of clients reached\r\n");
+        }
+        srv.stats.rejected_conn += 1;
+        return;
+    }
+    let registered = match c.stream.as_mut() {
+        Some(stream) => srv
+            .poll
+            .registry()
+            .register(stream, token, Interest::READABLE),
+        None => Ok(()),
+    };
+    if let Err(e) = registered {
+        server_log(
+            LogLevel::Warning,
+            &format!("Error registering fd event for the new client: {e}"),
+        );
+        return;
+    }
+    srv.stats.numconnections += 1;
+    srv.clients.insert(token, c);
+}
+
+/// A readable event: take the client out of the table, read and run its
+/// commands, put it back.
+pub fn handle_client_readable(srv: &mut Server, token: Token) {
+    let Some(mut c) = srv.clients.remove(&token) else {
+        return;
+    };
+    c.flags &= !CLIENT_PENDING_READ;
+    read_query_from_client(srv, &mut c);
+    put_back_client(srv, c);
+}
+
+/// A writable event: the socket can take more of a pending reply.
+pub fn handle_client_writable(srv: &mut Server, token: Token) {
+    // appendfsync always: no reply overtakes its AOF write (AE_BARRIER).
+    crate::aof::flush_before_reply(srv);
+    let Some(mut c) = srv.clients.remove(&token) else {
+        return;
+    };
+    if let Err(e) = write_to_client(srv, &mut c) {
+        server_log(LogLevel::Verbose, &format!("Error writing to client: {e}"));
+        c.flags |= CLIENT_CLOSE_ASAP;
+    }
+    put_back_client(srv, c);
+}
+
+/// Return a client to the table after its turn, queueing what it needs next:
+/// a write before sleeping, another read next pass, or closing.
+pub fn put_back_client(srv: &mut Server, mut c: Box<Client>) {
+    let token = c.token;
+    close_client_on_output_buffer_limit_reached(&srv.config.client_output_buffer_limit, &mut c);
+    if c.has_flag(CLIENT_CLOSE_ASAP) {
+        srv.clients_to_close.push(token);
+    } else {
+        if !c.reply.is_empty() && !c.has_flag(CLIENT_PENDING_WRITE) {
+            c.flags |= CLIENT_PENDING_WRITE;
+            srv.clients_pending_write.push(token);
+        }
+        if c.has_flag(CLIENT_PENDING_READ) {
+            srv.clients_pending_read.push(token);
+        }
+    }
+    srv.clients.insert(token, c);
+}
+
+/// handleClientsWithPendingWrites: write each queued client directly; only
+/// a client whose socket is full gets a writable handler (see networking).
+pub fn handle_clients_with_pending_writes(srv: &mut Server) {
+    srv.clients_write_capped = false;
+    let pending: Vec<Token> = std::mem::take(&mut srv.clients_pending_write);
+    for token in pending {
+        let Some(mut c) = srv.clients.remove(&token) else {
+            continue;
+        };
+        c.flags &= !CLIENT_PENDING_WRITE;
+        if !c.has_flag(CLIENT_CLOSE_ASAP) {
+            if let Err(e) = write_to_client(srv, &mut c) {
+                server_log(LogLevel::Verbose, &format!("Error writing to client: {e}"));
+                c.flags |= CLIENT_CLOSE_ASAP;
+            }
+        }
+        put_back_client(srv, c);
+    }
+}
+
+/// freeClientsInAsyncFreeQueue: close the clients marked for closing.
+pub fn free_clients_in_async_free_queue(srv: &mut Server) {
+    let to_close: Vec<Token> = std::mem::take(&mut srv.clients_to_close);
+    for token in to_close {
+        free_client(srv, token);
+    }
+}
+
+/// freeClient: unregister and drop the connection.
+pub fn free_client(srv: &mut Server, token: Token) {
+    if let Some(mut c) = srv.clients.remove(&token) {
+        // A client that disconnects while blocked leaves its queues, and
+        // a watching one its watched keys.
+        crate::blocked::unblock_client(srv, &mut c);
+        crate::multi::discard_transaction(srv, &mut c);
+        // ... and every channel and pattern it subscribed to.
+        crate::pubsub::pubsub_unsubscribe_all(srv, &mut c);
+        if let Some(stream) = c.stream.as_mut() {
+            let _ = srv.poll.registry().deregister(stream);
+        }
+        srv.clients_pending_write.retain(|t| *t != token);
+        srv.clients_pending_read.retain(|t| *t != token);
+        server_log(
+            LogLevel::Verbose,
+            &format!("Client closed: id={} addr={}", c.id, c.addr),
+        );
+    }
+}
+
+/// processEventsWhileBlocked: serve OTHER clients from inside a long
+/// operation (a script past busy-reply-threshold, called from its hook).
+/// Up to 4 passes of: poll without waiting, accept, read and run commands,
+/// write replies, close clients marked for closing; stop early when a pass
+/// found nothing. Most commands get BUSY (see server::process_command), but
+/// SCRIPT KILL, FUNCTION KILL and SHUTDOWN NOSAVE get through.
+///
+/// No cron and no blocked-client, expiry or pause work runs here (Redis
+/// replaces serverCron by a small whileBlockedCron): the script must not
+/// see keys expire or data change under it. The running client is out of
+/// `srv.clients`, so its own input is left alone; a readable event for it
+/// is remembered in `clients_pending_read` for after the script (mio only
+/// reports new readiness once).
+pub fn process_events_while_blocked(srv: &mut Server) {
+    let mut events = mio::Events::with_capacity(crate::ae::EVENTS_PER_POLL);
+    for _ in 0..4 {
+        // First what the outer pass had not reached when the script began
+        // (Redis's level-triggered epoll would report it again), then new
+        // events.
+        let mut processed = 0;
+        while let Some(event) = srv.fired_events.pop_front() {
+            processed += 1;
+            handle_event_while_blocked(srv, event);
+        }
+        if let Err(e) = srv.poll.poll(&mut events, Some(std::time::Duration::ZERO)) {
+            if e.kind() != io::ErrorKind::Interrupted {
+                server_log(LogLevel::Warning, &format!("poll() failed: {e}"));
+            }
+        }
+        let pending: Vec<Token> = std::mem::take(&mut srv.clients_pending_read);
+        for token in pending {
+            if srv.clients.contains_key(&token) {
+                processed += 1;
+                handle_client_readable(srv, token);
+            } else {
+                srv.clients_pending_read.push(token);
+            }
+        }
+        for e in events.iter() {
+            processed += 1;
+            let event = crate::ae::FiredEvent {
+                token: e.token(),
+                readable: e.is_readable() || e.is_read_closed() || e.is_error(),
+                writable: e.is_writable(),
+            };
+            handle_event_while_blocked(srv, event);
+        }
+        free_clients_in_async_free_queue(srv);
+        handle_clients_with_pending_writes(srv);
+        free_clients_in_async_free_queue(srv);
+        if processed == 0 {
+            break;
+        }
+    }
+}
+
+/// One event during a busy script: as usual, except that the client
+/// running the script (out of the table) is read after the script.
+fn handle_event_while_blocked(srv: &mut Server, event: crate::ae::FiredEvent) {
+    let is_listener = event.token == server::LISTENER_TOKEN || event.token.0 < srv.listeners.len();
+    if !is_listener && !srv.clients.contains_key(&event.token) {
+        if event.readable && !srv.clients_pending_read.contains(&event.token) {
+            srv.clients_pending_read.push(event.token);
+        }
+        return;
+    }
+    crate::ae::ae_fire_file_event(srv, event);
 }

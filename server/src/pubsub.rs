@@ -22,7 +22,7 @@
 //!
 //! ## The running client and its own messages
 //!
-//! While a command runs, its client is taken out of `srv.clients` (ae.rs).
+//! While a command runs, its client is taken out of `srv.clients` (networking.rs handle_client_readable).
 //! A RESP3 client may be subscribed and publish (or trigger a keyspace
 //! notification) to itself, and Redis writes that push into its buffer at
 //! once, i.e. BEFORE the command's own reply. PUBLISH passes its client to

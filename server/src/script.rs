@@ -20,7 +20,7 @@
 //!   FUNCTION KILL or SHUTDOWN NOSAVE). `script_kill` answers those.
 //!
 //! The running script's caller is out of `srv.clients` while its command runs
-//! (see ae.rs), so the run context cannot point at it: the script's reply is
+//! (see networking.rs handle_client_readable), so the run context cannot point at it: the script's reply is
 //! collected in the context (`reply`) and copied to the caller by
 //! `script_reset_run`, which receives the caller again.
 
@@ -316,7 +316,7 @@ pub fn script_interrupt(srv: &mut Server) -> ScriptInterrupt {
         // its command runs, so the loop cannot touch it (protectClient).
         ctx.flags |= SCRIPT_TIMEDOUT;
     }
-    crate::ae::process_events_while_blocked(srv);
+    crate::networking::process_events_while_blocked(srv);
     match srv.script_run_ctx.as_ref() {
         Some(ctx) if ctx.flags & SCRIPT_KILLED != 0 => ScriptInterrupt::Kill,
         _ => ScriptInterrupt::Continue,

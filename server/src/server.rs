@@ -159,7 +159,7 @@ pub struct Server {
     pub clients_pending_read: Vec<Token>,
     /// The events the last poll returned and the loop has not handled yet
     /// (Redis's `fired` array). A busy script handles the rest of them from
-    /// inside the script (ae::process_events_while_blocked): with
+    /// inside the script (networking::process_events_while_blocked): with
     /// edge-triggered polling they would not be reported again.
     pub fired_events: std::collections::VecDeque<crate::ae::FiredEvent>,
     /// A client stopped at the per-pass write cap with more to send: the
@@ -547,7 +547,7 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     }
 
     // A script runs past busy-reply-threshold and this client was served
-    // from inside it (ae::process_events_while_blocked): only allow-busy
+    // from inside it (networking::process_events_while_blocked): only allow-busy
     // commands (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE...) run.
     if crate::script::script_is_timedout(srv) && flags & crate::commands::CMD_ALLOW_BUSY == 0 {
         let msg = crate::script::script_busy_error(srv);
@@ -865,7 +865,7 @@ pub fn server_cron(srv: &mut Server) {
     }
     if srv.shutdown_asap {
         if crate::rdb::rdb_prepare_for_shutdown(srv, false, false, false).is_ok() {
-            crate::ae::prepare_for_shutdown_and_exit(srv);
+            prepare_for_shutdown_and_exit(srv);
         }
         server_log(LogLevel::Warning, "SIGTERM received but errors trying to shut down the server, check the logs for more information");
         srv.shutdown_asap = false;
@@ -1043,7 +1043,44 @@ pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
         return c.add_reply_error("ERR Errors trying to SHUTDOWN. Check logs.");
     }
     c.flags |= CLIENT_CLOSE_AFTER_REPLY;
-    crate::ae::prepare_for_shutdown_and_exit(srv);
+    prepare_for_shutdown_and_exit(srv);
+}
+
+// ---- beforeSleep and shutdown ----
+
+/// beforeSleep: work done once per pass before waiting for events.
+pub fn before_sleep(srv: &mut Server) {
+    // CLIENT PAUSE over (timed out or CLIENT UNPAUSE): run what waited.
+    networking::check_client_pause_timeout_and_return_if_paused(srv);
+    if srv.clients_unpaused {
+        networking::resume_postponed_clients(srv);
+    }
+    // Blocked clients: time-outs, then those served or unblocked go on
+    // with the rest of their input.
+    crate::blocked::handle_blocked_clients_timeout(srv);
+    crate::blocked::process_unblocked_clients(srv);
+
+    // The fast expire cycle: at most 1 ms, only when the slow cycle could
+    // not keep up (activeExpireCycle(ACTIVE_EXPIRE_CYCLE_FAST)).
+    if srv.active_expire_enabled {
+        crate::expire::active_expire_cycle(srv, CycleType::Fast);
+    }
+    networking::free_clients_in_async_free_queue(srv);
+    // The AOF is written (and fsynced with `always`) before any reply.
+    crate::aof::before_sleep(srv);
+    networking::handle_clients_with_pending_writes(srv);
+    networking::free_clients_in_async_free_queue(srv);
+}
+
+/// prepareForShutdown + exit: the save (if any) is done by the caller
+/// (rdb::rdb_prepare_for_shutdown); here the debugger children are killed
+/// and the process leaves. Pending replies are not written: the SHUTDOWN
+/// caller gets no reply in Redis either, its connection just closes.
+// redis: server.c prepareForShutdown
+pub fn prepare_for_shutdown_and_exit(_srv: &mut Server) -> ! {
+    crate::ldb::ldb_kill_forked_sessions();
+    server_log(LogLevel::Warning, "Redis is now ready to exit, bye bye...");
+    std::process::exit(0);
 }
 
 // ---- children (redisFork and checkChildrenDone) ----

@@ -1277,7 +1277,7 @@ fn finish_blocked_reader(
     networking::reset_client_reply_skip(&mut c);
     server::update_stats_on_unblock(srv, &mut c);
     srv.unblocked_clients.push(token);
-    crate::ae::put_back_client(srv, c);
+    crate::networking::put_back_client(srv, c);
 }
 
 // ---- XGROUP / XSETID ----

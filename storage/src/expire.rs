@@ -141,10 +141,17 @@ pub fn active_expire_cycle(
     let start = clock.ustime();
 
     if cycle == CycleType::Fast {
-        // Only when the last cycle ran out of time or the stale estimate is
-        // over the acceptable share; and not again within two fast
-        // durations of the previous one.
-        if !state.timelimit_exit && state.stale_perc < p.acceptable_stale as f64 / 100.0 {
+        // Only when the last cycle ran out of time; and not again within two
+        // fast durations of the previous one.
+        //
+        // Redis 7.0.15 also means to start a fast cycle when the stale
+        // estimate is over the acceptable share, but it compares the estimate
+        // (a fraction, 0.0..=1.0) with the percentage itself (10 at effort 1),
+        // so that test never fires: Redis's fast cycle runs only after a slow
+        // cycle hit its time limit. We keep that behaviour on purpose, because
+        // the expiry-storm lesson (victims wait behind the slow cycle in cron,
+        // not behind fast cycles in before_sleep) depends on it.
+        if !state.timelimit_exit && state.stale_perc < p.acceptable_stale as f64 {
             return CycleReport::default();
         }
         if start < state.last_fast_cycle + 2 * p.fast_duration_us as i64 {
@@ -465,6 +472,31 @@ mod tests {
             &mut |_, _, _| {},
         );
         assert!(!r.ran);
+    }
+
+    #[test]
+    fn fast_cycle_ignores_the_stale_estimate_as_redis_7_0_does() {
+        // Every key stale and the estimate at 100%: Redis 7.0.15 compares the
+        // fraction (1.0) with the percentage (10), so it still skips.
+        let mut dbs = vec![db_with_volatile_keys(100, 1_000)];
+        let clock = FakeClock {
+            now_us: Cell::new(2_000_000),
+            step_us: 1,
+        };
+        let mut state = ExpireCycleState {
+            stale_perc: 1.0,
+            ..ExpireCycleState::default()
+        };
+        let r = active_expire_cycle(
+            &mut dbs,
+            &mut state,
+            CycleType::Fast,
+            cfg(),
+            &clock,
+            &mut |_, _, _| {},
+        );
+        assert!(!r.ran, "a high stale estimate alone starts no fast cycle");
+        assert_eq!(dbs[0].size(), 100);
     }
 
     #[test]
