@@ -220,7 +220,7 @@ fn aof_dir_from_redis_lite_loads_into_redis_server() {
     let real = RealRedis::start_with(&aof_args(&dir, &[])).unwrap();
     let mut r = real.connect();
     assert_eq!(digest(&mut r), want, "{}", real.log_tail());
-    assert_eq!(text(&r.must(&["FUNCTION", "LIST"])).contains("mylib"), true);
+    assert!(text(&r.must(&["FUNCTION", "LIST"])).contains("mylib"));
     drop(real);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -97,6 +97,10 @@ const AOF_REWRITE_ITEMS_PER_CMD: usize = 64;
 const CLIENT_ID_AOF: u64 = u64::MAX;
 const AOF_CLIENT_TOKEN: Token = Token(usize::MAX - 2);
 
+/// An AOF operation failed; the reason is already in the log (C_ERR).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AofError;
+
 /// server.aof_state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum AofStatus {
@@ -286,10 +290,11 @@ pub fn aof_apply_config(srv: &mut Server, name: &str) -> Result<(), &'static str
         "appendonly" => {
             if !srv.aof.cfg.enabled && srv.aof.state != AofStatus::Off {
                 stop_append_only(srv);
-            } else if srv.aof.cfg.enabled && srv.aof.state == AofStatus::Off {
-                if start_append_only(srv).is_err() {
-                    return Err("Unable to turn on AOF. Check server logs.");
-                }
+            } else if srv.aof.cfg.enabled
+                && srv.aof.state == AofStatus::Off
+                && start_append_only(srv).is_err()
+            {
+                return Err("Unable to turn on AOF. Check server logs.");
             }
         }
         "aof-disable-auto-gc" if was_gc_disabled && !srv.aof.cfg.disable_auto_gc => {
@@ -571,7 +576,7 @@ fn mark_rewritten_incr_aof_as_history(srv: &Server, am: &mut AofManifest) {
 }
 
 /// writeAofManifestFile: temp file, fsync, rename, fsync the directory.
-fn write_aof_manifest_file(srv: &Server, buf: &str) -> Result<(), ()> {
+fn write_aof_manifest_file(srv: &Server, buf: &str) -> Result<(), AofError> {
     let dir = &srv.aof.cfg.dirname;
     let am_name = get_aof_manifest_file_name(srv);
     let am_filepath = make_path(dir, &am_name);
@@ -592,7 +597,7 @@ fn write_aof_manifest_file(srv: &Server, buf: &str) -> Result<(), ()> {
                     strerror(&e)
                 ),
             );
-            return Err(());
+            return Err(AofError);
         }
     };
     if let Err(e) = f.write_all(buf.as_bytes()) {
@@ -603,7 +608,7 @@ fn write_aof_manifest_file(srv: &Server, buf: &str) -> Result<(), ()> {
                 strerror(&e)
             ),
         );
-        return Err(());
+        return Err(AofError);
     }
     if let Err(e) = crate::bio::redis_fsync(&f) {
         server_log(
@@ -613,7 +618,7 @@ fn write_aof_manifest_file(srv: &Server, buf: &str) -> Result<(), ()> {
                 strerror(&e)
             ),
         );
-        return Err(());
+        return Err(AofError);
     }
     if let Err(e) = std::fs::rename(&tmp_am_filepath, &am_filepath) {
         server_log(
@@ -623,7 +628,7 @@ fn write_aof_manifest_file(srv: &Server, buf: &str) -> Result<(), ()> {
                 strerror(&e)
             ),
         );
-        return Err(());
+        return Err(AofError);
     }
     if let Err(e) = File::open(dir).and_then(|d| d.sync_all()) {
         server_log(
@@ -633,13 +638,13 @@ fn write_aof_manifest_file(srv: &Server, buf: &str) -> Result<(), ()> {
                 strerror(&e)
             ),
         );
-        return Err(());
+        return Err(AofError);
     }
     Ok(())
 }
 
 /// persistAofManifest: write it when it changed.
-fn persist_aof_manifest(srv: &Server, am: &mut AofManifest) -> Result<(), ()> {
+fn persist_aof_manifest(srv: &Server, am: &mut AofManifest) -> Result<(), AofError> {
     if !am.dirty {
         return Ok(());
     }
@@ -704,7 +709,7 @@ fn aof_upgrade_prepare(srv: &mut Server) {
 }
 
 /// aofDelHistoryFiles: delete the history files in the background.
-pub fn aof_del_history_files(srv: &mut Server) -> Result<(), ()> {
+pub fn aof_del_history_files(srv: &mut Server) -> Result<(), AofError> {
     if srv.aof.cfg.disable_auto_gc || srv.aof.manifest.history_list.is_empty() {
         return Ok(());
     }
@@ -836,7 +841,7 @@ pub fn aof_open_if_needed_on_server_start(srv: &mut Server) {
 /// openNewIncrAofForAppend: a rewrite starts; the parent goes on in a new
 /// incr file (a temp one while waiting for the first rewrite). Atomic: on
 /// failure nothing changed.
-fn open_new_incr_aof_for_append(srv: &mut Server) -> Result<(), ()> {
+fn open_new_incr_aof_for_append(srv: &mut Server) -> Result<(), AofError> {
     if srv.aof.state == AofStatus::Off {
         return Ok(());
     }
@@ -865,7 +870,7 @@ fn open_new_incr_aof_for_append(srv: &mut Server) -> Result<(), ()> {
                     strerror(&e)
                 ),
             );
-            return Err(());
+            return Err(AofError);
         }
     };
     if let Some(am) = temp_am.as_mut() {
@@ -983,7 +988,7 @@ pub fn stop_append_only(srv: &mut Server) {
 
 /// startAppendOnly: CONFIG SET appendonly yes. The AOF exists only once a
 /// rewrite has written its base: until then commands go to a temp incr.
-pub fn start_append_only(srv: &mut Server) -> Result<(), ()> {
+pub fn start_append_only(srv: &mut Server) -> Result<(), AofError> {
     srv.aof.state = AofStatus::WaitRewrite;
     let in_exec = srv.current_clients.iter().any(|t| {
         srv.clients
@@ -1004,7 +1009,7 @@ pub fn start_append_only(srv: &mut Server) -> Result<(), ()> {
         if rewrite_append_only_file_background(srv).is_err() {
             srv.aof.state = AofStatus::Off;
             server_log(LogLevel::Warning, "Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.");
-            return Err(());
+            return Err(AofError);
         }
     }
     srv.aof.last_fsync = unixtime();
@@ -1697,7 +1702,7 @@ const REDIS_AUTOSYNC_BYTES: u64 = 4 * 1024 * 1024;
 /// rewriteAppendOnlyFile: the whole dataset into `filename`, through
 /// `temp-rewriteaof-<pid>.aof` and a rename. As an RDB with the aof-base
 /// flag (aof-use-rdb-preamble yes) or as commands.
-pub fn rewrite_append_only_file(srv: &Server, filename: &str) -> Result<(), ()> {
+pub fn rewrite_append_only_file(srv: &Server, filename: &str) -> Result<(), AofError> {
     let tmpfile = format!("temp-rewriteaof-{}.aof", std::process::id());
     let file = match File::create(&tmpfile) {
         Ok(f) => f,
@@ -1709,7 +1714,7 @@ pub fn rewrite_append_only_file(srv: &Server, filename: &str) -> Result<(), ()> 
                     strerror(&e)
                 ),
             );
-            return Err(());
+            return Err(AofError);
         }
     };
     let werr = |e: &io::Error| {
@@ -1741,12 +1746,12 @@ pub fn rewrite_append_only_file(srv: &Server, filename: &str) -> Result<(), ()> 
         Ok(o) => o.file,
         Err(e) => {
             werr(&e);
-            return Err(());
+            return Err(AofError);
         }
     };
     if let Err(e) = file.sync_all() {
         werr(&e);
-        return Err(());
+        return Err(AofError);
     }
     drop(file);
     if let Err(e) = std::fs::rename(&tmpfile, filename) {
@@ -1758,7 +1763,7 @@ pub fn rewrite_append_only_file(srv: &Server, filename: &str) -> Result<(), ()> 
             ),
         );
         let _ = std::fs::remove_file(&tmpfile);
-        return Err(());
+        return Err(AofError);
     }
     Ok(())
 }
@@ -1881,9 +1886,9 @@ fn send_child_cow_info(fd: libc::c_int) {
 
 /// rewriteAppendOnlyFileBackground: open a new incr file, fork, let the
 /// child write the new base.
-pub fn rewrite_append_only_file_background(srv: &mut Server) -> Result<(), ()> {
+pub fn rewrite_append_only_file_background(srv: &mut Server) -> Result<(), AofError> {
     if has_active_child_process(srv) {
-        return Err(());
+        return Err(AofError);
     }
     let dir = srv.aof.cfg.dirname.clone();
     if let Err(e) = dir_create_if_missing(&dir) {
@@ -1895,14 +1900,14 @@ pub fn rewrite_append_only_file_background(srv: &mut Server) -> Result<(), ()> {
             ),
         );
         srv.aof.lastbgrewrite_ok = false;
-        return Err(());
+        return Err(AofError);
     }
     // The new incr file starts with a SELECT.
     srv.aof.selected_db = None;
     flush_append_only_file(srv, true);
     if open_new_incr_aof_for_append(srv).is_err() {
         srv.aof.lastbgrewrite_ok = false;
-        return Err(());
+        return Err(AofError);
     }
     srv.aof.stat_aof_rewrites += 1;
     let mut fds = [0 as libc::c_int; 2];
@@ -1962,7 +1967,7 @@ pub fn rewrite_append_only_file_background(srv: &mut Server) -> Result<(), ()> {
                     strerror(&e)
                 ),
             );
-            Err(())
+            Err(AofError)
         }
     }
 }
@@ -2052,7 +2057,7 @@ pub fn background_rewrite_done(srv: &mut Server, exitcode: i32, bysignal: i32) {
 /// The success branch of backgroundRewriteDoneHandler: the temp file
 /// becomes the new base, the temp incr (WAIT_REWRITE) the new incr, the
 /// covered files history; then the manifest is written.
-fn rewrite_done_ok(srv: &mut Server, child_pid: libc::pid_t) -> Result<(), ()> {
+fn rewrite_done_ok(srv: &mut Server, child_pid: libc::pid_t) -> Result<(), AofError> {
     let now = ustime();
     server_log(
         LogLevel::Notice,
@@ -2078,7 +2083,7 @@ fn rewrite_done_ok(srv: &mut Server, child_pid: libc::pid_t) -> Result<(), ()> {
             ),
         );
         fail(srv);
-        return Err(());
+        return Err(AofError);
     }
     srv.latency
         .add_sample_if_needed(threshold, "aof-rename", start.elapsed().as_millis() as u64);
@@ -2105,7 +2110,7 @@ fn rewrite_done_ok(srv: &mut Server, child_pid: libc::pid_t) -> Result<(), ()> {
             );
             bg_unlink(srv, &new_base_filepath);
             fail(srv);
-            return Err(());
+            return Err(AofError);
         }
         srv.latency.add_sample_if_needed(
             threshold,
@@ -2127,7 +2132,7 @@ fn rewrite_done_ok(srv: &mut Server, child_pid: libc::pid_t) -> Result<(), ()> {
             bg_unlink(srv, &p);
         }
         fail(srv);
-        return Err(());
+        return Err(AofError);
     }
     srv.aof.manifest = temp_am;
     if srv.aof.state != AofStatus::Off {
@@ -2153,6 +2158,33 @@ fn rewrite_done_ok(srv: &mut Server, child_pid: libc::pid_t) -> Result<(), ()> {
         ),
     );
     Ok(())
+}
+
+/// DEBUG LOADAOF: flush the AOF, empty the dataset, load the AOF again.
+// redis: debug.c debugCommand (loadaof)
+pub fn debug_loadaof(srv: &mut Server, c: &mut Client) {
+    if srv.aof.state != AofStatus::Off {
+        flush_append_only_file(srv, true);
+    }
+    // emptyData(-1, EMPTYDB_NO_FLAGS): every db and the functions.
+    for dbid in 0..srv.dbs.len() {
+        crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
+        srv.dbs[dbid].empty();
+    }
+    srv.functions = crate::function::Functions::new();
+    aof_load_manifest_from_disk(srv);
+    let _ = aof_del_history_files(srv);
+    let ret = load_append_only_files(srv);
+    if ret != AofLoad::Ok && ret != AofLoad::Empty {
+        std::process::exit(1);
+    }
+    // Nothing of the reload is propagated.
+    srv.dirty = 0;
+    server_log(
+        LogLevel::Warning,
+        "Append Only File loaded by DEBUG LOADAOF",
+    );
+    c.add_reply_ok();
 }
 
 // ------------------------------------------------------------------ cron
@@ -2216,14 +2248,14 @@ pub fn write_commands_denied_by_disk_error(srv: &mut Server) -> Option<String> {
 
 /// prepareForShutdown's AOF steps: stop a rewrite child (refusing while
 /// the first base is not written, unless FORCE), flush and fsync.
-pub fn aof_prepare_for_shutdown(srv: &mut Server, force: bool) -> Result<(), ()> {
+pub fn aof_prepare_for_shutdown(srv: &mut Server, force: bool) -> Result<(), AofError> {
     if srv.aof.child_pid.is_some() {
         if srv.aof.state == AofStatus::WaitRewrite {
             if force {
                 server_log(LogLevel::Warning, "Writing initial AOF. Exit anyway.");
             } else {
                 server_log(LogLevel::Warning, "Writing initial AOF, can't exit.");
-                return Err(());
+                return Err(AofError);
             }
         }
         server_log(
