@@ -26,6 +26,7 @@ use mio::{Events, Token};
 
 use crate::log::{server_log, LogLevel};
 use crate::networking;
+use crate::recorder;
 use crate::server::{self, Server, LISTENER_TOKEN};
 
 /// How many readiness events one poll() returns at most (Redis sizes its
@@ -76,12 +77,37 @@ pub fn ae_process_events(
 ) -> usize {
     let while_blocked = flags & AE_WHILE_BLOCKED != 0;
     let mut processed = 0;
+    // The flight recorder (recorder.rs): off by default, then this one
+    // load is all it costs the pass.
+    let recording = recorder::on();
+    if recording {
+        recorder::pass_begin(while_blocked);
+    }
 
     // 1. Before sleeping (Redis: the beforesleep callback).
+    let before = recording.then(|| {
+        (
+            Instant::now(),
+            srv.stats.expiredkeys,
+            srv.stats.net_output_bytes,
+            srv.clients_pending_write.len(),
+        )
+    });
     if while_blocked {
         processed += networking::before_sleep_while_blocked(srv);
     } else {
         server::before_sleep(srv);
+    }
+    if let Some((t, expired, out_bytes, writers)) = before {
+        recorder::phase(
+            "before_sleep",
+            t,
+            vec![
+                ("expired_keys", srv.stats.expiredkeys - expired),
+                ("clients_written", writers as u64),
+                ("bytes_written", srv.stats.net_output_bytes - out_bytes),
+            ],
+        );
     }
 
     // 2. Sleep until the next time event, or not at all when some client
@@ -106,12 +132,17 @@ pub fn ae_process_events(
         let left = srv.client_pause_end_time - server::mstime();
         timeout = timeout.min(Duration::from_millis(left.max(0) as u64));
     }
+    let poll_start = Instant::now();
     if let Err(e) = srv.poll.poll(events, Some(timeout)) {
         if e.kind() != io::ErrorKind::Interrupted {
             server_log(LogLevel::Warning, &format!("poll() failed: {e}"));
         }
     }
     let pass_start = Instant::now();
+    if recording {
+        let fired = events.iter().count() + srv.fired_events.len();
+        recorder::pass_polled(poll_start, fired, srv.clients_pending_read.len());
+    }
 
     // 3. File events. Clients left over from the previous pass read first
     // (as the kernel would report them again with level-triggered epoll).
@@ -148,6 +179,9 @@ pub fn ae_process_events(
         ae_fire_file_event(srv, event);
     }
     if flags & AE_TIME_EVENTS == 0 {
+        if recording {
+            recorder::pass_end();
+        }
         return processed;
     }
 
@@ -157,8 +191,15 @@ pub fn ae_process_events(
         crate::evict::eviction_time_proc(srv);
     }
     if Instant::now() >= *next_cron {
+        let t = Instant::now();
         server::server_cron(srv);
         *next_cron = Instant::now() + server::cron_period(srv);
+        if recording {
+            recorder::phase("server_cron", t, Vec::new());
+        }
+    }
+    if recording {
+        recorder::pass_end();
     }
 
     srv.stats.eventloop_cycles += 1;

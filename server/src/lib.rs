@@ -33,6 +33,7 @@ pub mod object;
 pub mod object_memory;
 pub mod pubsub;
 pub mod rdb;
+pub mod recorder;
 pub mod script;
 pub mod script_lua;
 pub mod server;

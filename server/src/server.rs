@@ -685,6 +685,7 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     // Messages the command publishes to its own client go before its
     // reply (pubsub.rs).
     let pubsub_scope = crate::pubsub::pubsub_call_begin(srv, c);
+    let reply_len_before = crate::recorder::call_begin(c);
     let start = Instant::now();
     proc(srv, c);
     let duration = start.elapsed();
@@ -730,6 +731,10 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     }
     c.argv = argv;
     c.last_cmd = static_fullname(srv, id);
+    // 4a. redis-lite's flight recorder and blame (recorder.rs), when on.
+    if crate::recorder::on() {
+        crate::recorder::call_end(srv, c, reply_len_before, start, micros);
+    }
 
     // 4. Command statistics (INFO commandstats, LATENCY HISTOGRAM) and
     //    error statistics (INFO errorstats).
@@ -810,7 +815,7 @@ pub fn server_cron(srv: &mut Server) {
         srv.stat_peak_memory = mem;
     }
 
-    clients_cron(srv);
+    crate::recorder::timed("clients cron", || clients_cron(srv));
     databases_cron(srv);
     // checkChildrenDone, then the save points (rdb.rs).
     check_children_done(srv);
@@ -891,7 +896,9 @@ pub fn run_with_period(srv: &Server, ms: i64) -> bool {
 fn databases_cron(srv: &mut Server) {
     // Expire keys by sampling (the slow cycle, 25% of a cron period).
     if srv.active_expire_enabled {
-        crate::expire::active_expire_cycle(srv, CycleType::Slow);
+        crate::recorder::timed("slow expire cycle", || {
+            crate::expire::active_expire_cycle(srv, CycleType::Slow)
+        });
     }
 
     // tryResizeHashTables: shrink dicts whose fill fell under 10%.
@@ -907,11 +914,11 @@ fn databases_cron(srv: &mut Server) {
     if srv.config.activerehashing {
         for db in srv.dbs.iter_mut() {
             if db.dict.is_rehashing() {
-                db.dict.rehash_milliseconds(1);
+                crate::recorder::timed("incremental rehash", || db.dict.rehash_milliseconds(1));
                 break;
             }
             if db.expires.is_rehashing() {
-                db.expires.rehash_milliseconds(1);
+                crate::recorder::timed("incremental rehash", || db.expires.rehash_milliseconds(1));
                 break;
             }
         }
@@ -1022,10 +1029,14 @@ pub fn before_sleep(srv: &mut Server) {
     // The fast expire cycle: at most 1 ms, only when the slow cycle could
     // not keep up (activeExpireCycle(ACTIVE_EXPIRE_CYCLE_FAST)).
     if srv.active_expire_enabled {
-        crate::expire::active_expire_cycle(srv, CycleType::Fast);
+        crate::recorder::timed("fast expire cycle", || {
+            crate::expire::active_expire_cycle(srv, CycleType::Fast)
+        });
     }
     networking::free_clients_in_async_free_queue(srv);
-    networking::handle_clients_with_pending_writes(srv);
+    crate::recorder::timed("pending writes", || {
+        networking::handle_clients_with_pending_writes(srv)
+    });
     networking::free_clients_in_async_free_queue(srv);
 }
 
