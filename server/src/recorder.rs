@@ -66,10 +66,10 @@ pub fn on() -> bool {
 #[derive(Clone, Debug)]
 pub struct CommandRecord {
     pub client_id: u64,
-    pub addr: String,
     pub db: usize,
-    pub name: String,
-    pub key: Option<String>,
+    /// The full name as CLIENT LIST shows it ("get", "config|get").
+    pub name: &'static str,
+    pub key: Option<Box<[u8]>>,
     pub start_us: u64,
     pub duration_us: u64,
     pub reply_bytes: u64,
@@ -133,7 +133,9 @@ struct Recorder {
     passes: VecDeque<PassRecord>,
     current: Option<PassRecord>,
     passes_dropped: u64,
-    blame: HashMap<String, BlameTotals>,
+    blame: HashMap<&'static str, BlameTotals>,
+    /// Client id -> address, once per client (not once per command).
+    addrs: HashMap<u64, String>,
     worst: Vec<Offender>,
     /// Sockets we turned SO_TIMESTAMP on for.
     stamped: HashSet<i32>,
@@ -146,6 +148,7 @@ thread_local! {
         current: None,
         passes_dropped: 0,
         blame: HashMap::new(),
+        addrs: HashMap::new(),
         worst: Vec::new(),
         stamped: HashSet::new(),
     });
@@ -155,8 +158,8 @@ fn now_us() -> u64 {
     micros_since_epoch(Instant::now())
 }
 
-fn clip(b: &[u8]) -> String {
-    String::from_utf8_lossy(&b[..b.len().min(RECORDER_MAX_NAME)]).into_owned()
+fn clip(b: &[u8]) -> Box<[u8]> {
+    b[..b.len().min(RECORDER_MAX_NAME)].into()
 }
 
 // ---- switching ----
@@ -197,6 +200,7 @@ pub fn reset_recording() {
         let mut r = r.borrow_mut();
         r.passes.clear();
         r.passes_dropped = 0;
+        r.addrs.clear();
     });
     bio_trace::reset_jobs();
 }
@@ -280,11 +284,8 @@ pub fn call_end(srv: &Server, c: &Client, reply_len_before: usize, start: Instan
     let queue_wait_us = start
         .saturating_duration_since(c.last_interaction)
         .as_micros() as u64;
-    let name = c
-        .argv
-        .first()
-        .map(|a| String::from_utf8_lossy(a).to_ascii_uppercase())
-        .unwrap_or_default();
+    // call() has just set last_cmd: a static name, no allocation.
+    let name = c.last_cmd;
     let (waiters, waited_us) = if micros >= BLAME_MIN_RUN_US {
         clients_waiting(srv, start, end)
     } else {
@@ -293,7 +294,7 @@ pub fn call_end(srv: &Server, c: &Client, reply_len_before: usize, start: Instan
     let key = c.argv.get(1).map(|k| clip(k));
     REC.with(|r| {
         let mut r = r.borrow_mut();
-        let totals = r.blame.entry(name.clone()).or_default();
+        let totals = r.blame.entry(name).or_default();
         totals.calls += 1;
         totals.run_us += micros;
         totals.queue_wait_us += queue_wait_us;
@@ -301,8 +302,12 @@ pub fn call_end(srv: &Server, c: &Client, reply_len_before: usize, start: Instan
         totals.waited_us += waited_us;
         if waiters > 0 {
             let what = match &key {
-                Some(k) => format!("{name} {k}"),
-                None => name.clone(),
+                Some(k) => format!(
+                    "{} {}",
+                    name.to_ascii_uppercase(),
+                    String::from_utf8_lossy(k)
+                ),
+                None => name.to_ascii_uppercase(),
             };
             r.worst.push(Offender {
                 what,
@@ -315,6 +320,9 @@ pub fn call_end(srv: &Server, c: &Client, reply_len_before: usize, start: Instan
             r.worst.sort_by(|a, b| b.waited_us.cmp(&a.waited_us));
             r.worst.truncate(BLAME_WORST_KEPT);
         }
+        if !r.addrs.contains_key(&c.id) {
+            r.addrs.insert(c.id, c.addr.clone());
+        }
         if let Some(p) = r.current.as_mut() {
             if p.commands.len() >= RECORDER_MAX_COMMANDS_PER_PASS {
                 p.commands_dropped += 1;
@@ -322,7 +330,6 @@ pub fn call_end(srv: &Server, c: &Client, reply_len_before: usize, start: Instan
             }
             p.commands.push(CommandRecord {
                 client_id: c.id,
-                addr: c.addr.clone(),
                 db: c.db,
                 name,
                 key,
@@ -476,13 +483,18 @@ pub fn blame_lines() -> Vec<String> {
 pub fn blame_command_lines() -> Vec<String> {
     REC.with(|r| {
         let r = r.borrow();
-        let mut rows: Vec<(&String, &BlameTotals)> = r.blame.iter().collect();
+        let mut rows: Vec<(&&'static str, &BlameTotals)> = r.blame.iter().collect();
         rows.sort_by(|a, b| b.1.waited_us.cmp(&a.1.waited_us).then(a.0.cmp(b.0)));
         rows.iter()
             .map(|(name, t)| {
                 format!(
-                    "{name}: calls={} run_us={} queue_wait_us={} waiters={} waited_us={}",
-                    t.calls, t.run_us, t.queue_wait_us, t.waiters, t.waited_us
+                    "{}: calls={} run_us={} queue_wait_us={} waiters={} waited_us={}",
+                    name.to_ascii_uppercase(),
+                    t.calls,
+                    t.run_us,
+                    t.queue_wait_us,
+                    t.waiters,
+                    t.waited_us
                 )
             })
             .collect()
@@ -549,7 +561,8 @@ pub fn trace_json() -> (String, usize) {
         o
     };
     REC.with(|r| {
-        for p in r.borrow().passes.iter() {
+        let r = r.borrow();
+        for p in r.passes.iter() {
             let name = if p.while_blocked { "loop pass (while blocked)" } else { "loop pass" };
             slice(&mut out, name, "loop", MAIN_TID, p.start_us, p.end_us.saturating_sub(p.start_us), &[
                 ("fired", p.fired.to_string()),
@@ -565,16 +578,19 @@ pub fn trace_json() -> (String, usize) {
                 events += 1;
             }
             for c in &p.commands {
-                let title = match &c.key {
-                    Some(k) => format!("{} {}", c.name, k),
-                    None => c.name.clone(),
+                let upper = c.name.to_ascii_uppercase();
+                let key = c.key.as_deref().map(|k| String::from_utf8_lossy(k).into_owned());
+                let title = match &key {
+                    Some(k) => format!("{upper} {k}"),
+                    None => upper.clone(),
                 };
+                let addr = r.addrs.get(&c.client_id).map(String::as_str).unwrap_or("");
                 slice(&mut out, &title, "command", MAIN_TID, c.start_us, c.duration_us, &[
                     ("client_id", c.client_id.to_string()),
-                    ("addr", q(&c.addr)),
+                    ("addr", q(addr)),
                     ("db", c.db.to_string()),
-                    ("command", q(&c.name)),
-                    ("key", c.key.as_deref().map(q).unwrap_or_else(|| "null".into())),
+                    ("command", q(&upper)),
+                    ("key", key.as_deref().map(q).unwrap_or_else(|| "null".into())),
                     ("reply_bytes", c.reply_bytes.to_string()),
                     ("queue_wait_us", c.queue_wait_us.to_string()),
                     ("waiters", c.waiters.to_string()),
