@@ -83,6 +83,10 @@ pub fn ae_process_events(
     if recording {
         recorder::pass_begin(while_blocked);
     }
+    // --loop-step (loop_step.rs): say what this pass will do, wait for Enter.
+    if crate::loop_step::on() {
+        crate::loop_step::step(srv, *next_cron, while_blocked);
+    }
 
     // 1. Before sleeping (Redis: the beforesleep callback).
     let before = recording.then(|| {

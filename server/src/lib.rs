@@ -23,6 +23,7 @@ pub mod info;
 pub mod latency;
 pub mod ldb;
 pub mod log;
+pub mod loop_step;
 pub mod lualib;
 pub mod memory;
 pub mod monitor;

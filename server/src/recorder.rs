@@ -317,12 +317,10 @@ pub fn call_end(srv: &Server, c: &Client, reply_len_before: usize, start: Instan
                 waiters,
                 waited_us,
             });
-            r.worst.sort_by(|a, b| b.waited_us.cmp(&a.waited_us));
+            r.worst.sort_by_key(|o| std::cmp::Reverse(o.waited_us));
             r.worst.truncate(BLAME_WORST_KEPT);
         }
-        if !r.addrs.contains_key(&c.id) {
-            r.addrs.insert(c.id, c.addr.clone());
-        }
+        r.addrs.entry(c.id).or_insert_with(|| c.addr.clone());
         if let Some(p) = r.current.as_mut() {
             if p.commands.len() >= RECORDER_MAX_COMMANDS_PER_PASS {
                 p.commands_dropped += 1;
