@@ -16,6 +16,8 @@
 //! - `lazyfree_pending_objects`: handed over, not yet freed;
 //! - `lazyfreed_objects`: freed by the thread since start (or CONFIG RESETSTAT).
 
+pub mod trace;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
@@ -79,15 +81,25 @@ pub fn set_in_fork_child() {
 
 /// One unit of work for the background thread (a bio job).
 enum Job {
-    /// One value (UNLINK of a big key): lazyfreeFreeObject.
-    FreeObject(RObj),
+    /// One value (UNLINK of a big key): lazyfreeFreeObject. The trace
+    /// note is there only while the flight recorder is on.
+    FreeObject(RObj, Option<TraceNote>),
     /// A whole database (FLUSHALL/FLUSHDB ASYNC): lazyfreeFreeDatabase.
     /// `count` is the number of keys, counted in the pending objects.
     FreeDatabase {
         dict: Dict<RObj>,
         expires: Dict<i64>,
         count: u64,
+        trace: Option<TraceNote>,
     },
+}
+
+/// What the flight recorder wants to know of a job, taken when it is
+/// queued (trace.rs): what it frees, its effort, when it was queued.
+struct TraceNote {
+    what: String,
+    effort: u64,
+    queued: std::time::Instant,
 }
 
 /// The counters shared between the main thread and the worker.
@@ -132,7 +144,12 @@ impl LazyFree {
             return false;
         }
         self.counters.pending.fetch_add(1, Ordering::Relaxed);
-        if let Err(mpsc::SendError(job)) = self.queue.send(Job::FreeObject(obj)) {
+        let note = trace::recording().then(|| TraceNote {
+            what: format!("{}/{}", obj.type_name(), obj.encoding_name()),
+            effort: lazyfree_get_free_effort(&obj) as u64,
+            queued: std::time::Instant::now(),
+        });
+        if let Err(mpsc::SendError(job)) = self.queue.send(Job::FreeObject(obj, note)) {
             // The worker is gone (only at exit): free inline instead.
             self.counters.pending.fetch_sub(1, Ordering::Relaxed);
             drop(job);
@@ -150,10 +167,16 @@ impl LazyFree {
         }
         let count = dict.len() as u64;
         self.counters.pending.fetch_add(count, Ordering::Relaxed);
+        let trace = trace::recording().then(|| TraceNote {
+            what: "database".to_string(),
+            effort: count,
+            queued: std::time::Instant::now(),
+        });
         let job = Job::FreeDatabase {
             dict,
             expires,
             count,
+            trace,
         };
         if let Err(mpsc::SendError(job)) = self.queue.send(job) {
             self.counters.pending.fetch_sub(count, Ordering::Relaxed);
@@ -182,21 +205,32 @@ impl LazyFree {
 /// deallocations of a big set happen, off the main thread.
 fn bio_process_background_jobs(rx: Receiver<Job>, counters: Arc<Counters>) {
     for job in rx {
-        let freed = match job {
-            Job::FreeObject(obj) => {
+        let start = std::time::Instant::now();
+        let (freed, note) = match job {
+            Job::FreeObject(obj, note) => {
                 drop(obj);
-                1
+                (1, note)
             }
             Job::FreeDatabase {
                 dict,
                 expires,
                 count,
+                trace,
             } => {
                 drop(dict);
                 drop(expires);
-                count
+                (count, trace)
             }
         };
+        if let Some(note) = note {
+            trace::record_job(trace::BioJobRecord {
+                what: note.what,
+                effort: note.effort,
+                queued_us: trace::micros_since_epoch(note.queued),
+                start_us: trace::micros_since_epoch(start),
+                duration_us: start.elapsed().as_micros() as u64,
+            });
+        }
         counters.pending.fetch_sub(freed, Ordering::Relaxed);
         counters.freed.fetch_add(freed, Ordering::Relaxed);
     }

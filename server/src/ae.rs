@@ -26,18 +26,33 @@ use mio::{Events, Token};
 
 use crate::log::{server_log, LogLevel};
 use crate::networking;
+use crate::recorder;
 use crate::server::{self, Server, LISTENER_TOKEN};
 
 /// How many readiness events one poll() returns at most (Redis sizes its
 /// fired array by maxclients; mio hands them out in batches of this size).
 pub const EVENTS_PER_POLL: usize = 1024;
 
+/// AE_FILE_EVENTS: run the fired file events (accept, read, write).
+pub const AE_FILE_EVENTS: u32 = 1 << 0;
+/// AE_TIME_EVENTS: run the due time events (server_cron, evictionTimeProc).
+pub const AE_TIME_EVENTS: u32 = 1 << 1;
+/// AE_ALL_EVENTS: what `ae_main` asks for on every pass.
+pub const AE_ALL_EVENTS: u32 = AE_FILE_EVENTS | AE_TIME_EVENTS;
+/// AE_DONT_WAIT: poll without sleeping (processEventsWhileBlocked).
+pub const AE_DONT_WAIT: u32 = 1 << 2;
+/// Redis's `ProcessingEventsWhileBlocked` global, carried as a flag: the
+/// pass runs inside a busy script, so before-sleep does only writes and
+/// closes (Redis's early return in beforeSleep), and the client running
+/// the script (out of `srv.clients`) keeps its readable events for later.
+pub const AE_WHILE_BLOCKED: u32 = 1 << 3;
+
 /// aeMain: run loop passes until shutdown (which exits the process).
 pub fn ae_main(srv: &mut Server) {
     let mut events = Events::with_capacity(EVENTS_PER_POLL);
     let mut next_cron = Instant::now() + server::cron_period(srv);
     loop {
-        ae_process_events(srv, &mut events, &mut next_cron);
+        ae_process_events(srv, &mut events, &mut next_cron, AE_ALL_EVENTS);
     }
 }
 
@@ -49,10 +64,55 @@ pub struct FiredEvent {
     pub writable: bool,
 }
 
-/// aeProcessEvents: one pass of the loop.
-pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut Instant) {
+/// aeProcessEvents: one pass of the loop. `flags` says which parts run
+/// (AE_*): `ae_main` runs them all; a busy script
+/// (networking::process_events_while_blocked) runs file events only,
+/// without sleeping. Returns how many events and before-sleep jobs it
+/// handled, so that caller knows when to stop.
+pub fn ae_process_events(
+    srv: &mut Server,
+    events: &mut Events,
+    next_cron: &mut Instant,
+    flags: u32,
+) -> usize {
+    let while_blocked = flags & AE_WHILE_BLOCKED != 0;
+    let mut processed = 0;
+    // The flight recorder (recorder.rs): off by default, then this one
+    // load is all it costs the pass.
+    let recording = recorder::on();
+    if recording {
+        recorder::pass_begin(while_blocked);
+    }
+    // --loop-step (loop_step.rs): say what this pass will do, wait for Enter.
+    if crate::loop_step::on() {
+        crate::loop_step::step(srv, *next_cron, while_blocked);
+    }
+
     // 1. Before sleeping (Redis: the beforesleep callback).
-    server::before_sleep(srv);
+    let before = recording.then(|| {
+        (
+            Instant::now(),
+            srv.stats.expiredkeys,
+            srv.stats.net_output_bytes,
+            srv.clients_pending_write.len(),
+        )
+    });
+    if while_blocked {
+        processed += networking::before_sleep_while_blocked(srv);
+    } else {
+        server::before_sleep(srv);
+    }
+    if let Some((t, expired, out_bytes, writers)) = before {
+        recorder::phase(
+            "before_sleep",
+            t,
+            vec![
+                ("expired_keys", srv.stats.expiredkeys - expired),
+                ("clients_written", writers as u64),
+                ("bytes_written", srv.stats.net_output_bytes - out_bytes),
+            ],
+        );
+    }
 
     // 2. Sleep until the next time event, or not at all when some client
     // still has bytes waiting in its socket (see
@@ -63,7 +123,7 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
         Duration::ZERO
     };
     // Evictions stopped at their time limit go on at once (evict.rs).
-    if srv.evict.time_proc_running {
+    if srv.evict.time_proc_running || flags & AE_DONT_WAIT != 0 {
         timeout = Duration::ZERO;
     }
     // Wake up for the nearest blocked client's timeout.
@@ -76,17 +136,28 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
         let left = srv.client_pause_end_time - server::mstime();
         timeout = timeout.min(Duration::from_millis(left.max(0) as u64));
     }
+    let poll_start = Instant::now();
     if let Err(e) = srv.poll.poll(events, Some(timeout)) {
         if e.kind() != io::ErrorKind::Interrupted {
             server_log(LogLevel::Warning, &format!("poll() failed: {e}"));
         }
     }
     let pass_start = Instant::now();
+    if recording {
+        let fired = events.iter().count() + srv.fired_events.len();
+        recorder::pass_polled(poll_start, fired, srv.clients_pending_read.len());
+    }
 
     // 3. File events. Clients left over from the previous pass read first
     // (as the kernel would report them again with level-triggered epoll).
     let pending: Vec<Token> = std::mem::take(&mut srv.clients_pending_read);
     for token in pending {
+        if while_blocked && !srv.clients.contains_key(&token) {
+            // The script's own client: its input waits for the script.
+            srv.clients_pending_read.push(token);
+            continue;
+        }
+        processed += 1;
         networking::handle_client_readable(srv, token);
     }
 
@@ -99,7 +170,25 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
         writable: e.is_writable(),
     }));
     while let Some(event) = srv.fired_events.pop_front() {
+        processed += 1;
+        let is_listener = event.token == LISTENER_TOKEN
+            || event.token == server::UNIX_LISTENER_TOKEN
+            || event.token.0 < srv.listeners.len();
+        if while_blocked && !is_listener && !srv.clients.contains_key(&event.token) {
+            // The script's own client: remember the readiness (mio reports
+            // it only once) and read it after the script.
+            if event.readable && !srv.clients_pending_read.contains(&event.token) {
+                srv.clients_pending_read.push(event.token);
+            }
+            continue;
+        }
         ae_fire_file_event(srv, event);
+    }
+    if flags & AE_TIME_EVENTS == 0 {
+        if recording {
+            recorder::pass_end();
+        }
+        return processed;
     }
 
     // 4. Time events run after all file events: a slow command delays cron
@@ -108,12 +197,20 @@ pub fn ae_process_events(srv: &mut Server, events: &mut Events, next_cron: &mut 
         crate::evict::eviction_time_proc(srv);
     }
     if Instant::now() >= *next_cron {
+        let t = Instant::now();
         server::server_cron(srv);
         *next_cron = Instant::now() + server::cron_period(srv);
+        if recording {
+            recorder::phase("server_cron", t, Vec::new());
+        }
+    }
+    if recording {
+        recorder::pass_end();
     }
 
     srv.stats.eventloop_cycles += 1;
     srv.stats.eventloop_duration_sum += pass_start.elapsed().as_micros() as u64;
+    processed
 }
 
 /// Call the handler registered for one fired event, as aeProcessEvents

@@ -82,6 +82,10 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
                 ),
             }
         }
+        // redis-lite extensions (recorder.rs): not in DEBUG HELP, whose
+        // reply stays Redis's.
+        (b"recorder", 3..=4) => crate::recorder::debug_recorder_command(srv, c),
+        (b"blame", 2..=3) => crate::recorder::debug_blame_command(c),
         _ => c.add_reply_subcommand_syntax_error(),
     }
 }

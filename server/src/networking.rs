@@ -2057,71 +2057,39 @@ pub fn free_client(srv: &mut Server, token: Token) {
 
 /// processEventsWhileBlocked: serve OTHER clients from inside a long
 /// operation (a script past busy-reply-threshold, called from its hook).
-/// Up to 4 passes of: poll without waiting, accept, read and run commands,
-/// write replies, close clients marked for closing; stop early when a pass
-/// found nothing. Most commands get BUSY (see server::process_command), but
-/// SCRIPT KILL, FUNCTION KILL and SHUTDOWN NOSAVE get through.
+/// Up to 4 loop passes (`ae::ae_process_events` with AE_FILE_EVENTS |
+/// AE_DONT_WAIT, the same pass `ae_main` runs, so every instrument on the
+/// pass sees these too); stop early when a pass found nothing. Most
+/// commands get BUSY (see server::process_command), but SCRIPT KILL,
+/// FUNCTION KILL and SHUTDOWN NOSAVE get through.
 ///
 /// No cron and no blocked-client, expiry or pause work runs here (Redis
 /// replaces serverCron by a small whileBlockedCron): the script must not
 /// see keys expire or data change under it. The running client is out of
-/// `srv.clients`, so its own input is left alone; a readable event for it
-/// is remembered in `clients_pending_read` for after the script (mio only
-/// reports new readiness once).
+/// `srv.clients`, so its own input is left alone (AE_WHILE_BLOCKED).
 pub fn process_events_while_blocked(srv: &mut Server) {
     let mut events = mio::Events::with_capacity(crate::ae::EVENTS_PER_POLL);
+    // Time events are off, so the cron deadline is never read.
+    let mut no_cron = std::time::Instant::now();
+    let flags = crate::ae::AE_FILE_EVENTS | crate::ae::AE_DONT_WAIT | crate::ae::AE_WHILE_BLOCKED;
     for _ in 0..4 {
-        // First what the outer pass had not reached when the script began
-        // (Redis's level-triggered epoll would report it again), then new
-        // events.
-        let mut processed = 0;
-        while let Some(event) = srv.fired_events.pop_front() {
-            processed += 1;
-            handle_event_while_blocked(srv, event);
-        }
-        if let Err(e) = srv.poll.poll(&mut events, Some(std::time::Duration::ZERO)) {
-            if e.kind() != io::ErrorKind::Interrupted {
-                server_log(LogLevel::Warning, &format!("poll() failed: {e}"));
-            }
-        }
-        let pending: Vec<Token> = std::mem::take(&mut srv.clients_pending_read);
-        for token in pending {
-            if srv.clients.contains_key(&token) {
-                processed += 1;
-                handle_client_readable(srv, token);
-            } else {
-                srv.clients_pending_read.push(token);
-            }
-        }
-        for e in events.iter() {
-            processed += 1;
-            let event = crate::ae::FiredEvent {
-                token: e.token(),
-                readable: e.is_readable() || e.is_read_closed() || e.is_error(),
-                writable: e.is_writable(),
-            };
-            handle_event_while_blocked(srv, event);
-        }
-        free_clients_in_async_free_queue(srv);
-        handle_clients_with_pending_writes(srv);
-        free_clients_in_async_free_queue(srv);
+        let processed = crate::ae::ae_process_events(srv, &mut events, &mut no_cron, flags);
         if processed == 0 {
             break;
         }
     }
 }
 
-/// One event during a busy script: as usual, except that the client
-/// running the script (out of the table) is read after the script.
-fn handle_event_while_blocked(srv: &mut Server, event: crate::ae::FiredEvent) {
-    let is_listener = event.token == server::LISTENER_TOKEN
-        || event.token == server::UNIX_LISTENER_TOKEN
-        || event.token.0 < srv.listeners.len();
-    if !is_listener && !srv.clients.contains_key(&event.token) {
-        if event.readable && !srv.clients_pending_read.contains(&event.token) {
-            srv.clients_pending_read.push(event.token);
-        }
-        return;
-    }
-    crate::ae::ae_fire_file_event(srv, event);
+/// beforeSleep's early return while processing events from inside a busy
+/// script: only write pending replies and close clients marked for
+/// closing. Returns how many clients it wrote to or closed.
+// redis: server.c beforeSleep (ProcessingEventsWhileBlocked branch)
+pub fn before_sleep_while_blocked(srv: &mut Server) -> usize {
+    let mut processed = srv.clients_to_close.len();
+    free_clients_in_async_free_queue(srv);
+    processed += srv.clients_pending_write.len();
+    handle_clients_with_pending_writes(srv);
+    processed += srv.clients_to_close.len();
+    free_clients_in_async_free_queue(srv);
+    processed
 }

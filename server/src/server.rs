@@ -742,6 +742,7 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     }
     let prev_call_flags = std::mem::replace(&mut srv.propagate.call_flags, 0);
     let dirty_before = srv.dirty;
+    let reply_len_before = crate::recorder::call_begin(c);
     let start = Instant::now();
     srv.propagate.in_nested_call += 1;
     proc(srv, c);
@@ -802,6 +803,10 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     }
     c.argv = argv;
     c.last_cmd = static_fullname(srv, id);
+    // 4a. redis-lite's flight recorder and blame (recorder.rs), when on.
+    if crate::recorder::on() {
+        crate::recorder::call_end(srv, c, reply_len_before, start, micros);
+    }
 
     // 4. Command statistics (INFO commandstats, LATENCY HISTOGRAM) and
     //    error statistics (INFO errorstats).
@@ -912,7 +917,7 @@ pub fn server_cron(srv: &mut Server) {
         );
     }
 
-    clients_cron(srv);
+    crate::recorder::timed("clients cron", || clients_cron(srv));
     databases_cron(srv);
     // checkChildrenDone, then the save points (rdb.rs).
     check_children_done(srv);
@@ -1122,7 +1127,9 @@ pub fn run_with_period(srv: &Server, ms: i64) -> bool {
 fn databases_cron(srv: &mut Server) {
     // Expire keys by sampling (the slow cycle, 25% of a cron period).
     if srv.active_expire_enabled {
-        crate::expire::active_expire_cycle(srv, CycleType::Slow);
+        crate::recorder::timed("slow expire cycle", || {
+            crate::expire::active_expire_cycle(srv, CycleType::Slow)
+        });
     }
 
     // tryResizeHashTables: shrink dicts whose fill fell under 10%.
@@ -1138,11 +1145,11 @@ fn databases_cron(srv: &mut Server) {
     if srv.config.activerehashing {
         for db in srv.dbs.iter_mut() {
             if db.dict.is_rehashing() {
-                db.dict.rehash_milliseconds(1);
+                crate::recorder::timed("incremental rehash", || db.dict.rehash_milliseconds(1));
                 break;
             }
             if db.expires.is_rehashing() {
-                db.expires.rehash_milliseconds(1);
+                crate::recorder::timed("incremental rehash", || db.expires.rehash_milliseconds(1));
                 break;
             }
         }
@@ -1224,12 +1231,16 @@ pub fn before_sleep(srv: &mut Server) {
     // The fast expire cycle: at most 1 ms, only when the slow cycle could
     // not keep up (activeExpireCycle(ACTIVE_EXPIRE_CYCLE_FAST)).
     if srv.active_expire_enabled {
-        crate::expire::active_expire_cycle(srv, CycleType::Fast);
+        crate::recorder::timed("fast expire cycle", || {
+            crate::expire::active_expire_cycle(srv, CycleType::Fast)
+        });
     }
     networking::free_clients_in_async_free_queue(srv);
     // The AOF is written (and fsynced with `always`) before any reply.
     crate::aof::before_sleep(srv);
-    networking::handle_clients_with_pending_writes(srv);
+    crate::recorder::timed("pending writes", || {
+        networking::handle_clients_with_pending_writes(srv)
+    });
     networking::free_clients_in_async_free_queue(srv);
 }
 
