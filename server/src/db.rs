@@ -45,6 +45,12 @@ pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 }
 
 /// deleteExpiredKeyAndPropagate: the key expired; remove it and count it.
+/// The one place an expired key dies, whoever found it: lazy expiry
+/// (`expire_if_needed`, from a lookup) and the active cycle
+/// (`expire::active_expire_cycle`, through `storage::expire::ExpireHost`).
+/// Timing the delete feeds the `expire-del` latency event: freeing a big
+/// value inline is exactly the stall lazyfree-lazy-expire exists to avoid.
+// redis: db.c deleteExpiredKeyAndPropagate
 pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     let start = std::time::Instant::now();
     let lazy = srv.config.lazyfree_lazy_expire;
@@ -58,54 +64,100 @@ pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     srv.stats.expiredkeys += 1;
 }
 
-/// lookupKeyRead: the value for a read, after lazy expiry; counts a
-/// keyspace hit or miss and touches the object's LRU clock.
-pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
-    if expire_if_needed(srv, dbid, key) {
-        notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
-        srv.stats.keyspace_misses += 1;
+// Flags of `lookup_key` (server.h LOOKUP_*), a plain bit set as in Redis.
+/// No special behaviour: a read that counts, touches and notifies.
+pub const LOOKUP_NONE: u32 = 0;
+/// Leave the object's LRU clock / LFU counter alone: asking whether a key
+/// exists (EXISTS, TYPE, OBJECT) is not "using" it.
+pub const LOOKUP_NOTOUCH: u32 = 1 << 0;
+/// No `keymiss` keyspace event on a miss (introspection).
+pub const LOOKUP_NONOTIFY: u32 = 1 << 1;
+/// Leave keyspace_hits / keyspace_misses alone.
+pub const LOOKUP_NOSTATS: u32 = 1 << 2;
+/// A lookup for writing: no hit/miss statistics and no `keymiss` event
+/// (Redis reserves separate write stats for later).
+pub const LOOKUP_WRITE: u32 = 1 << 3;
+/// Report an expired key as missing but do not delete it.
+pub const LOOKUP_NOEXPIRE: u32 = 1 << 4;
+
+/// lookupKey: THE key lookup; every read and write of a key passes here
+/// (set one breakpoint to see them all). In order: lazy expiry (a key past
+/// its TTL is deleted now and reads as missing), the keymiss event and
+/// hit/miss statistics, and the touch of the object's LRU clock (or LFU
+/// counter), each switched off by one of the LOOKUP_* `flags`.
+// redis: db.c lookupKey
+pub fn lookup_key<'a>(
+    srv: &'a mut Server,
+    dbid: usize,
+    key: &[u8],
+    flags: u32,
+) -> Option<&'a mut RObj> {
+    let notify = flags & (LOOKUP_NONOTIFY | LOOKUP_WRITE) == 0;
+    let stats = flags & (LOOKUP_NOSTATS | LOOKUP_WRITE) == 0;
+    let expired = if flags & LOOKUP_NOEXPIRE != 0 {
+        srv.dbs[dbid].key_is_expired(key, srv.cmd_time_snapshot)
+    } else {
+        expire_if_needed(srv, dbid, key)
+    };
+    if expired {
+        if notify {
+            notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
+        }
+        if stats {
+            srv.stats.keyspace_misses += 1;
+        }
         return None;
     }
     // The LRU clock, or the LFU counter under an LFU policy (evict.rs).
-    let touch = crate::evict::ObjectTouch::of(srv);
+    let touch = (flags & LOOKUP_NOTOUCH == 0).then(|| crate::evict::ObjectTouch::of(srv));
     // A miss is notified before the lookup: the borrow it returns cannot be
     // released in its None arm. The flag test keeps hits at one dict probe.
-    let keymiss = srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
+    let keymiss = notify && srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
     if keymiss && srv.dbs[dbid].dict.get(key).is_none() {
         notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
     }
     match srv.dbs[dbid].dict.find(key) {
         Some(o) => {
-            srv.stats.keyspace_hits += 1;
-            touch.touch(o);
+            if stats {
+                srv.stats.keyspace_hits += 1;
+            }
+            if let Some(touch) = touch {
+                touch.touch(o);
+            }
             Some(o)
         }
         None => {
-            srv.stats.keyspace_misses += 1;
+            if stats {
+                srv.stats.keyspace_misses += 1;
+            }
             None
         }
     }
 }
 
-/// lookupKeyWrite: the value for a write, after lazy expiry; no hit/miss
-/// accounting.
-pub fn lookup_key_write<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
-    if expire_if_needed(srv, dbid, key) {
-        return None;
-    }
-    let touch = crate::evict::ObjectTouch::of(srv);
-    let o = srv.dbs[dbid].dict.find(key)?;
-    touch.touch(o);
-    Some(o)
+/// lookupKeyRead: `lookup_key` for a read, no flags.
+// redis: db.c lookupKeyRead
+pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
+    lookup_key(srv, dbid, key, LOOKUP_NONE)
 }
 
-/// Does the key exist (after lazy expiry), without touching stats or LRU
-/// (lookupKeyReadWithFlags with LOOKUP_NOTOUCH | LOOKUP_NOSTATS).
-pub fn key_exists(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
-    if expire_if_needed(srv, dbid, key) {
-        return false;
-    }
-    srv.dbs[dbid].dict.get(key).is_some()
+/// lookupKeyReadWithFlags: a read with some LOOKUP_* flags (never
+/// LOOKUP_WRITE). EXISTS, TYPE and SCAN's TYPE filter pass LOOKUP_NOTOUCH.
+// redis: db.c lookupKeyReadWithFlags
+pub fn lookup_key_read_with_flags<'a>(
+    srv: &'a mut Server,
+    dbid: usize,
+    key: &[u8],
+    flags: u32,
+) -> Option<&'a mut RObj> {
+    debug_assert!(flags & LOOKUP_WRITE == 0);
+    lookup_key(srv, dbid, key, flags)
+}
+
+/// lookupKeyWrite: `lookup_key` with LOOKUP_WRITE (no hit/miss accounting).
+// redis: db.c lookupKeyWrite
+pub fn lookup_key_write<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
+    lookup_key(srv, dbid, key, LOOKUP_WRITE)
 }
 
 /// setKey: store `val` under `key` (replacing any value). The TTL is removed
@@ -198,51 +250,6 @@ pub fn new_object(srv: &Server, value: storage::object::Value) -> RObj {
     RObj::new(value, crate::evict::object_lru_init(srv))
 }
 
-/// lookupKeyReadWithFlags(LOOKUP_NOTOUCH): a read lookup that counts a
-/// keyspace hit or miss but leaves the object's LRU clock alone. EXISTS,
-/// TYPE and SCAN's TYPE filter look keys up this way: asking whether a key
-/// exists is not "using" it.
-pub fn lookup_key_read_notouch<'a>(
-    srv: &'a mut Server,
-    dbid: usize,
-    key: &[u8],
-) -> Option<&'a mut RObj> {
-    lookup_key_read_notouch_with_notify(srv, dbid, key, true)
-}
-
-/// The same, with `notify` false for LOOKUP_NONOTIFY: introspection such as
-/// OBJECT does not emit `keymiss` (an expired key still emits `expired`).
-pub fn lookup_key_read_notouch_with_notify<'a>(
-    srv: &'a mut Server,
-    dbid: usize,
-    key: &[u8],
-    notify: bool,
-) -> Option<&'a mut RObj> {
-    if expire_if_needed(srv, dbid, key) {
-        if notify {
-            notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
-        }
-        srv.stats.keyspace_misses += 1;
-        return None;
-    }
-    // A miss is notified before the lookup: the borrow it returns cannot be
-    // released in its None arm. The flag test keeps hits at one dict probe.
-    let keymiss = notify && srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
-    if keymiss && srv.dbs[dbid].dict.get(key).is_none() {
-        notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
-    }
-    match srv.dbs[dbid].dict.find(key) {
-        Some(o) => {
-            srv.stats.keyspace_hits += 1;
-            Some(o)
-        }
-        None => {
-            srv.stats.keyspace_misses += 1;
-            None
-        }
-    }
-}
-
 /// dbGenericDelete: remove `key` from the keyspace (and its TTL). Returns
 /// whether the key existed. `lazy` is the DEL / UNLINK difference; the key
 /// and its dict entry are always freed synchronously.
@@ -328,7 +335,7 @@ pub fn exists_command(srv: &mut Server, c: &mut Client) {
     // A key named twice counts twice: EXISTS a a -> 2.
     let mut count = 0;
     for key in &c.argv[1..] {
-        if lookup_key_read_notouch(srv, c.db, key).is_some() {
+        if lookup_key_read_with_flags(srv, c.db, key, LOOKUP_NOTOUCH).is_some() {
             count += 1;
         }
     }
@@ -338,7 +345,7 @@ pub fn exists_command(srv: &mut Server, c: &mut Client) {
 /// TYPE key
 // redis: db.c typeCommand
 pub fn type_command(srv: &mut Server, c: &mut Client) {
-    let name = match lookup_key_read_notouch(srv, c.db, &c.argv[1]) {
+    let name = match lookup_key_read_with_flags(srv, c.db, &c.argv[1], LOOKUP_NOTOUCH) {
         Some(o) => o.type_name(),
         None => "none",
     };
@@ -450,7 +457,8 @@ pub fn scan_command(srv: &mut Server, c: &mut Client) {
         }
         if let Some(want) = &opts.typename {
             // 7.0: an unknown type name simply matches nothing.
-            let found = lookup_key_read_notouch(srv, dbid, &key).map_or("none", |o| o.type_name());
+            let found = lookup_key_read_with_flags(srv, dbid, &key, LOOKUP_NOTOUCH)
+                .map_or("none", |o| o.type_name());
             if !want.eq_ignore_ascii_case(found.as_bytes()) {
                 continue;
             }
