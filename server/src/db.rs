@@ -18,7 +18,7 @@
 //!   *delete* an expired key when they meet it (expireIfNeeded).
 //! - DBSIZE counts expired keys that nobody has deleted yet.
 
-use storage::object::RObj;
+use storage::object::{RObj, ScanStep};
 
 use crate::networking::Client;
 use crate::notify::{
@@ -418,64 +418,108 @@ pub fn parse_scan_cursor(arg: &[u8]) -> Option<u64> {
 }
 
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
-// redis: db.c scanCommand / scanGenericCommand
+// redis: db.c scanCommand
 pub fn scan_command(srv: &mut Server, c: &mut Client) {
-    let Some(mut cursor) = parse_scan_cursor(c.arg(1)) else {
+    let Some(cursor) = parse_scan_cursor(c.arg(1)) else {
         c.add_reply_error("ERR invalid cursor");
         return;
     };
-    let opts = match parse_scan_options(c) {
+    scan_generic_command(srv, c, None, cursor);
+}
+
+/// The empty reply of SSCAN/HSCAN/ZSCAN on a missing key: cursor 0, no
+/// elements (Redis: shared.emptyscan).
+pub fn add_reply_empty_scan(c: &mut Client) {
+    c.add_reply_array_len(2);
+    c.add_reply_bulk(b"0");
+    c.add_reply_array_len(0);
+}
+
+/// scanGenericCommand: the one SCAN loop, for SCAN (`key` None: the
+/// keyspace) and for SSCAN, HSCAN and ZSCAN (`key`: a set, hash or sorted
+/// set the caller already looked up and type-checked, as Redis's callers
+/// do before passing `o`). Four steps, as in Redis:
+/// 1. parse MATCH / COUNT / TYPE;
+/// 2. collect: dictScan steps until COUNT elements were gathered, the
+///    cursor wrapped to 0, or COUNT*10 steps found too little (a sparse
+///    table must not block the server). A compact encoding comes back
+///    whole in one step (`storage::object::ScanStep::Whole`);
+/// 3. filter what was collected: MATCH, then for SCAN the TYPE and expiry;
+/// 4. reply [cursor, [elements...]].
+///
+/// COUNT is a hint about work, not a promise about the reply: a step emits
+/// whole buckets (while a dict rehashes, a small-table bucket and all its
+/// expansions in the big table), and MATCH filters after collecting.
+// redis: db.c scanGenericCommand
+pub fn scan_generic_command(srv: &mut Server, c: &mut Client, key: Option<&[u8]>, cursor: u64) {
+    // Step 1: options start after the cursor (and the key, if any).
+    let opts = match parse_scan_options_from(c, if key.is_none() { 2 } else { 3 }, key.is_none()) {
         Ok(o) => o,
-        Err(e) => {
-            c.add_reply_error(e);
-            return;
-        }
+        Err(e) => return c.add_reply_error(e),
     };
     let dbid = c.db;
 
-    // Step 1: collect whole buckets until COUNT keys, at most COUNT*10
-    // extra dictScan calls (a sparse table must not block us), or the end.
-    let mut keys: Vec<Vec<u8>> = Vec::new();
-    let mut maxiterations = opts.count.saturating_mul(10);
+    // Step 2: collect. The value is borrowed plainly (dict.get): the
+    // caller's lookup already expired it and counted the hit.
+    let mut cursor = cursor;
+    let mut items: Vec<Vec<u8>> = Vec::new();
+    let db = &srv.dbs[dbid];
+    let value = key.and_then(|k| db.dict.get(k)).map(|o| &o.value);
+    let per_element = value.map_or(1, storage::object::object_scan_items_per_element);
+    let step = |cursor: u64, out: &mut Vec<Vec<u8>>| match value {
+        None => ScanStep::Bucket(db.dict.scan(cursor, |k, _| out.push(k.to_vec()))),
+        Some(v) => storage::object::object_scan(v, cursor, out).unwrap_or(ScanStep::Whole),
+    };
+    // COUNT counts elements; a hash or zset element is two items.
+    let count = opts.count.saturating_mul(per_element as i64);
+    let mut maxiterations = count.saturating_mul(10);
     loop {
-        cursor = srv.dbs[dbid]
-            .dict
-            .scan(cursor, |k, _v| keys.push(k.to_vec()));
-        if cursor == 0 || maxiterations == 0 || keys.len() as i64 >= opts.count {
+        match step(cursor, &mut items) {
+            ScanStep::Whole => {
+                cursor = 0;
+                break;
+            }
+            ScanStep::Bucket(next) => cursor = next,
+        }
+        if cursor == 0 || maxiterations == 0 || items.len() as i64 >= count {
             break;
         }
         maxiterations -= 1;
     }
 
-    // Step 2: filter what was collected (MATCH, TYPE, then expiry).
-    let mut reply = Vec::with_capacity(keys.len());
-    for key in keys {
+    // Step 3: filter. MATCH looks at the key, member or field; a field's
+    // value (a member's score) goes with it.
+    let mut reply: Vec<Vec<u8>> = Vec::with_capacity(items.len());
+    for element in items.chunks_exact(per_element) {
+        let name = &element[0];
         if let Some(pat) = &opts.pattern {
-            if !storage::util::string_match(pat, &key, false) {
+            if !storage::util::string_match(pat, name, false) {
                 continue;
             }
         }
-        if let Some(want) = &opts.typename {
-            // 7.0: an unknown type name simply matches nothing.
-            let found = lookup_key_read_with_flags(srv, dbid, &key, LOOKUP_NOTOUCH)
-                .map_or("none", |o| o.type_name());
-            if !want.eq_ignore_ascii_case(found.as_bytes()) {
+        if key.is_none() {
+            if let Some(want) = &opts.typename {
+                // 7.0: an unknown type name simply matches nothing.
+                let found = lookup_key_read_with_flags(srv, dbid, name, LOOKUP_NOTOUCH)
+                    .map_or("none", |o| o.type_name());
+                if !want.eq_ignore_ascii_case(found.as_bytes()) {
+                    continue;
+                }
+            }
+            // Unlike KEYS, SCAN deletes the expired keys it meets.
+            if expire_if_needed(srv, dbid, name) {
                 continue;
             }
         }
-        // Unlike KEYS, SCAN deletes the expired keys it meets.
-        if expire_if_needed(srv, dbid, &key) {
-            continue;
-        }
-        reply.push(key);
+        reply.extend_from_slice(element);
     }
 
-    // Step 3: [cursor, [keys...]].
+    // Step 4: [cursor, [elements...]].
     c.add_reply_array_len(2);
     c.add_reply_bulk(cursor.to_string().as_bytes());
     c.add_reply_array_len(reply.len());
-    for key in &reply {
-        c.add_reply_bulk(key);
+    for item in &reply {
+        c.add_reply_bulk(item);
     }
 }
 
@@ -487,16 +531,10 @@ pub struct ScanOptions {
     pub typename: Option<bytes::Bytes>,
 }
 
-/// Step 1 of scanGenericCommand: MATCH / COUNT / TYPE in any order, the last
-/// one of each winning.
-fn parse_scan_options(c: &Client) -> Result<ScanOptions, &'static str> {
-    parse_scan_options_from(c, 2, true)
-}
-
 /// The options loop of scanGenericCommand from argument `first` on; TYPE
 /// only for SCAN itself (`keyspace`), as in 7.0 (SSCAN/HSCAN/ZSCAN: syntax
 /// error).
-pub fn parse_scan_options_from(
+fn parse_scan_options_from(
     c: &Client,
     first: usize,
     keyspace: bool,
