@@ -906,13 +906,19 @@ pub fn zrandmember_command(srv: &mut Server, c: &mut Client) {
         let Some(l) = parse_long(c, &c.argv[2].clone()) else {
             return;
         };
+        // getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX), before the
+        // syntax check as in Redis.
+        if l == i64::MIN {
+            return c.add_reply_error(
+                "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+            );
+        }
         let withscores = c.argc() == 4 && c.arg(3).eq_ignore_ascii_case(b"withscores");
         if c.argc() > 4 || (c.argc() == 4 && !withscores) {
             return c.add_reply_syntax_error();
         }
         // The count is doubled for WITHSCORES replies: keep it in range.
-        let bound = if withscores { i64::MAX / 2 } else { i64::MAX };
-        if l < -bound || l > bound {
+        if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
             return c.add_reply_error("ERR value is out of range");
         }
         return zrandmember_with_count_command(srv, c, &key, l, withscores);
