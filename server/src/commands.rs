@@ -198,7 +198,7 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         R | F,
         KEY1,
     ),
-    // ---- lists (t_list.c); the blocking B* variants are not implemented ----
+    // ---- lists (t_list.c), with the blocking B* variants ----
     cmd("lpush", crate::t_list::lpush_command, -3, W | M | F, KEY1),
     cmd("rpush", crate::t_list::rpush_command, -3, W | M | F, KEY1),
     cmd("lpushx", crate::t_list::lpushx_command, -3, W | M | F, KEY1),

@@ -18,7 +18,7 @@
 //!   *delete* an expired key when they meet it (expireIfNeeded).
 //! - DBSIZE counts expired keys that nobody has deleted yet.
 
-use storage::object::RObj;
+use storage::object::{RObj, ScanStep};
 
 use crate::networking::Client;
 use crate::notify::{
@@ -50,6 +50,12 @@ pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 }
 
 /// deleteExpiredKeyAndPropagate: the key expired; remove it and count it.
+/// The one place an expired key dies, whoever found it: lazy expiry
+/// (`expire_if_needed`, from a lookup) and the active cycle
+/// (`expire::active_expire_cycle`, through `storage::expire::ExpireHost`).
+/// Timing the delete feeds the `expire-del` latency event: freeing a big
+/// value inline is exactly the stall lazyfree-lazy-expire exists to avoid.
+// redis: db.c deleteExpiredKeyAndPropagate
 pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     let start = std::time::Instant::now();
     let lazy = srv.config.lazyfree_lazy_expire;
@@ -64,54 +70,100 @@ pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     crate::propagate::propagate_deletion(srv, dbid, key, lazy);
 }
 
-/// lookupKeyRead: the value for a read, after lazy expiry; counts a
-/// keyspace hit or miss and touches the object's LRU clock.
-pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
-    if expire_if_needed(srv, dbid, key) {
-        notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
-        srv.stats.keyspace_misses += 1;
+// Flags of `lookup_key` (server.h LOOKUP_*), a plain bit set as in Redis.
+/// No special behaviour: a read that counts, touches and notifies.
+pub const LOOKUP_NONE: u32 = 0;
+/// Leave the object's LRU clock / LFU counter alone: asking whether a key
+/// exists (EXISTS, TYPE, OBJECT) is not "using" it.
+pub const LOOKUP_NOTOUCH: u32 = 1 << 0;
+/// No `keymiss` keyspace event on a miss (introspection).
+pub const LOOKUP_NONOTIFY: u32 = 1 << 1;
+/// Leave keyspace_hits / keyspace_misses alone.
+pub const LOOKUP_NOSTATS: u32 = 1 << 2;
+/// A lookup for writing: no hit/miss statistics and no `keymiss` event
+/// (Redis reserves separate write stats for later).
+pub const LOOKUP_WRITE: u32 = 1 << 3;
+/// Report an expired key as missing but do not delete it.
+pub const LOOKUP_NOEXPIRE: u32 = 1 << 4;
+
+/// lookupKey: THE key lookup; every read and write of a key passes here
+/// (set one breakpoint to see them all). In order: lazy expiry (a key past
+/// its TTL is deleted now and reads as missing), the keymiss event and
+/// hit/miss statistics, and the touch of the object's LRU clock (or LFU
+/// counter), each switched off by one of the LOOKUP_* `flags`.
+// redis: db.c lookupKey
+pub fn lookup_key<'a>(
+    srv: &'a mut Server,
+    dbid: usize,
+    key: &[u8],
+    flags: u32,
+) -> Option<&'a mut RObj> {
+    let notify = flags & (LOOKUP_NONOTIFY | LOOKUP_WRITE) == 0;
+    let stats = flags & (LOOKUP_NOSTATS | LOOKUP_WRITE) == 0;
+    let expired = if flags & LOOKUP_NOEXPIRE != 0 {
+        srv.dbs[dbid].key_is_expired(key, srv.cmd_time_snapshot)
+    } else {
+        expire_if_needed(srv, dbid, key)
+    };
+    if expired {
+        if notify {
+            notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
+        }
+        if stats {
+            srv.stats.keyspace_misses += 1;
+        }
         return None;
     }
     // The LRU clock, or the LFU counter under an LFU policy (evict.rs).
-    let touch = crate::evict::ObjectTouch::of(srv);
+    let touch = (flags & LOOKUP_NOTOUCH == 0).then(|| crate::evict::ObjectTouch::of(srv));
     // A miss is notified before the lookup: the borrow it returns cannot be
     // released in its None arm. The flag test keeps hits at one dict probe.
-    let keymiss = srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
+    let keymiss = notify && srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
     if keymiss && srv.dbs[dbid].dict.get(key).is_none() {
         notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
     }
     match srv.dbs[dbid].dict.find(key) {
         Some(o) => {
-            srv.stats.keyspace_hits += 1;
-            touch.touch(o);
+            if stats {
+                srv.stats.keyspace_hits += 1;
+            }
+            if let Some(touch) = touch {
+                touch.touch(o);
+            }
             Some(o)
         }
         None => {
-            srv.stats.keyspace_misses += 1;
+            if stats {
+                srv.stats.keyspace_misses += 1;
+            }
             None
         }
     }
 }
 
-/// lookupKeyWrite: the value for a write, after lazy expiry; no hit/miss
-/// accounting.
-pub fn lookup_key_write<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
-    if expire_if_needed(srv, dbid, key) {
-        return None;
-    }
-    let touch = crate::evict::ObjectTouch::of(srv);
-    let o = srv.dbs[dbid].dict.find(key)?;
-    touch.touch(o);
-    Some(o)
+/// lookupKeyRead: `lookup_key` for a read, no flags.
+// redis: db.c lookupKeyRead
+pub fn lookup_key_read<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
+    lookup_key(srv, dbid, key, LOOKUP_NONE)
 }
 
-/// Does the key exist (after lazy expiry), without touching stats or LRU
-/// (lookupKeyReadWithFlags with LOOKUP_NOTOUCH | LOOKUP_NOSTATS).
-pub fn key_exists(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
-    if expire_if_needed(srv, dbid, key) {
-        return false;
-    }
-    srv.dbs[dbid].dict.get(key).is_some()
+/// lookupKeyReadWithFlags: a read with some LOOKUP_* flags (never
+/// LOOKUP_WRITE). EXISTS, TYPE and SCAN's TYPE filter pass LOOKUP_NOTOUCH.
+// redis: db.c lookupKeyReadWithFlags
+pub fn lookup_key_read_with_flags<'a>(
+    srv: &'a mut Server,
+    dbid: usize,
+    key: &[u8],
+    flags: u32,
+) -> Option<&'a mut RObj> {
+    debug_assert!(flags & LOOKUP_WRITE == 0);
+    lookup_key(srv, dbid, key, flags)
+}
+
+/// lookupKeyWrite: `lookup_key` with LOOKUP_WRITE (no hit/miss accounting).
+// redis: db.c lookupKeyWrite
+pub fn lookup_key_write<'a>(srv: &'a mut Server, dbid: usize, key: &[u8]) -> Option<&'a mut RObj> {
+    lookup_key(srv, dbid, key, LOOKUP_WRITE)
 }
 
 /// setKey: store `val` under `key` (replacing any value). The TTL is removed
@@ -204,51 +256,6 @@ pub fn new_object(srv: &Server, value: storage::object::Value) -> RObj {
     RObj::new(value, crate::evict::object_lru_init(srv))
 }
 
-/// lookupKeyReadWithFlags(LOOKUP_NOTOUCH): a read lookup that counts a
-/// keyspace hit or miss but leaves the object's LRU clock alone. EXISTS,
-/// TYPE and SCAN's TYPE filter look keys up this way: asking whether a key
-/// exists is not "using" it.
-pub fn lookup_key_read_notouch<'a>(
-    srv: &'a mut Server,
-    dbid: usize,
-    key: &[u8],
-) -> Option<&'a mut RObj> {
-    lookup_key_read_notouch_with_notify(srv, dbid, key, true)
-}
-
-/// The same, with `notify` false for LOOKUP_NONOTIFY: introspection such as
-/// OBJECT does not emit `keymiss` (an expired key still emits `expired`).
-pub fn lookup_key_read_notouch_with_notify<'a>(
-    srv: &'a mut Server,
-    dbid: usize,
-    key: &[u8],
-    notify: bool,
-) -> Option<&'a mut RObj> {
-    if expire_if_needed(srv, dbid, key) {
-        if notify {
-            notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
-        }
-        srv.stats.keyspace_misses += 1;
-        return None;
-    }
-    // A miss is notified before the lookup: the borrow it returns cannot be
-    // released in its None arm. The flag test keeps hits at one dict probe.
-    let keymiss = notify && srv.config.notify_keyspace_events & NOTIFY_KEY_MISS != 0;
-    if keymiss && srv.dbs[dbid].dict.get(key).is_none() {
-        notify_keyspace_event(srv, NOTIFY_KEY_MISS, "keymiss", key, dbid);
-    }
-    match srv.dbs[dbid].dict.find(key) {
-        Some(o) => {
-            srv.stats.keyspace_hits += 1;
-            Some(o)
-        }
-        None => {
-            srv.stats.keyspace_misses += 1;
-            None
-        }
-    }
-}
-
 /// dbGenericDelete: remove `key` from the keyspace (and its TTL). Returns
 /// whether the key existed. `lazy` is the DEL / UNLINK difference; the key
 /// and its dict entry are always freed synchronously.
@@ -334,7 +341,7 @@ pub fn exists_command(srv: &mut Server, c: &mut Client) {
     // A key named twice counts twice: EXISTS a a -> 2.
     let mut count = 0;
     for key in &c.argv[1..] {
-        if lookup_key_read_notouch(srv, c.db, key).is_some() {
+        if lookup_key_read_with_flags(srv, c.db, key, LOOKUP_NOTOUCH).is_some() {
             count += 1;
         }
     }
@@ -344,7 +351,7 @@ pub fn exists_command(srv: &mut Server, c: &mut Client) {
 /// TYPE key
 // redis: db.c typeCommand
 pub fn type_command(srv: &mut Server, c: &mut Client) {
-    let name = match lookup_key_read_notouch(srv, c.db, &c.argv[1]) {
+    let name = match lookup_key_read_with_flags(srv, c.db, &c.argv[1], LOOKUP_NOTOUCH) {
         Some(o) => o.type_name(),
         None => "none",
     };
@@ -417,63 +424,108 @@ pub fn parse_scan_cursor(arg: &[u8]) -> Option<u64> {
 }
 
 /// SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]
-// redis: db.c scanCommand / scanGenericCommand
+// redis: db.c scanCommand
 pub fn scan_command(srv: &mut Server, c: &mut Client) {
-    let Some(mut cursor) = parse_scan_cursor(c.arg(1)) else {
+    let Some(cursor) = parse_scan_cursor(c.arg(1)) else {
         c.add_reply_error("ERR invalid cursor");
         return;
     };
-    let opts = match parse_scan_options(c) {
+    scan_generic_command(srv, c, None, cursor);
+}
+
+/// The empty reply of SSCAN/HSCAN/ZSCAN on a missing key: cursor 0, no
+/// elements (Redis: shared.emptyscan).
+pub fn add_reply_empty_scan(c: &mut Client) {
+    c.add_reply_array_len(2);
+    c.add_reply_bulk(b"0");
+    c.add_reply_array_len(0);
+}
+
+/// scanGenericCommand: the one SCAN loop, for SCAN (`key` None: the
+/// keyspace) and for SSCAN, HSCAN and ZSCAN (`key`: a set, hash or sorted
+/// set the caller already looked up and type-checked, as Redis's callers
+/// do before passing `o`). Four steps, as in Redis:
+/// 1. parse MATCH / COUNT / TYPE;
+/// 2. collect: dictScan steps until COUNT elements were gathered, the
+///    cursor wrapped to 0, or COUNT*10 steps found too little (a sparse
+///    table must not block the server). A compact encoding comes back
+///    whole in one step (`storage::object::ScanStep::Whole`);
+/// 3. filter what was collected: MATCH, then for SCAN the TYPE and expiry;
+/// 4. reply [cursor, [elements...]].
+///
+/// COUNT is a hint about work, not a promise about the reply: a step emits
+/// whole buckets (while a dict rehashes, a small-table bucket and all its
+/// expansions in the big table), and MATCH filters after collecting.
+// redis: db.c scanGenericCommand
+pub fn scan_generic_command(srv: &mut Server, c: &mut Client, key: Option<&[u8]>, cursor: u64) {
+    // Step 1: options start after the cursor (and the key, if any).
+    let opts = match parse_scan_options_from(c, if key.is_none() { 2 } else { 3 }, key.is_none()) {
         Ok(o) => o,
-        Err(e) => {
-            c.add_reply_error(e);
-            return;
-        }
+        Err(e) => return c.add_reply_error(e),
     };
     let dbid = c.db;
 
-    // Step 1: collect whole buckets until COUNT keys, at most COUNT*10
-    // extra dictScan calls (a sparse table must not block us), or the end.
-    let mut keys: Vec<Vec<u8>> = Vec::new();
-    let mut maxiterations = opts.count.saturating_mul(10);
+    // Step 2: collect. The value is borrowed plainly (dict.get): the
+    // caller's lookup already expired it and counted the hit.
+    let mut cursor = cursor;
+    let mut items: Vec<Vec<u8>> = Vec::new();
+    let db = &srv.dbs[dbid];
+    let value = key.and_then(|k| db.dict.get(k)).map(|o| &o.value);
+    let per_element = value.map_or(1, storage::object::object_scan_items_per_element);
+    let step = |cursor: u64, out: &mut Vec<Vec<u8>>| match value {
+        None => ScanStep::Bucket(db.dict.scan(cursor, |k, _| out.push(k.to_vec()))),
+        Some(v) => storage::object::object_scan(v, cursor, out).unwrap_or(ScanStep::Whole),
+    };
+    // COUNT counts elements; a hash or zset element is two items.
+    let count = opts.count.saturating_mul(per_element as i64);
+    let mut maxiterations = count.saturating_mul(10);
     loop {
-        cursor = srv.dbs[dbid]
-            .dict
-            .scan(cursor, |k, _v| keys.push(k.to_vec()));
-        if cursor == 0 || maxiterations == 0 || keys.len() as i64 >= opts.count {
+        match step(cursor, &mut items) {
+            ScanStep::Whole => {
+                cursor = 0;
+                break;
+            }
+            ScanStep::Bucket(next) => cursor = next,
+        }
+        if cursor == 0 || maxiterations == 0 || items.len() as i64 >= count {
             break;
         }
         maxiterations -= 1;
     }
 
-    // Step 2: filter what was collected (MATCH, TYPE, then expiry).
-    let mut reply = Vec::with_capacity(keys.len());
-    for key in keys {
+    // Step 3: filter. MATCH looks at the key, member or field; a field's
+    // value (a member's score) goes with it.
+    let mut reply: Vec<Vec<u8>> = Vec::with_capacity(items.len());
+    for element in items.chunks_exact(per_element) {
+        let name = &element[0];
         if let Some(pat) = &opts.pattern {
-            if !storage::util::string_match(pat, &key, false) {
+            if !storage::util::string_match(pat, name, false) {
                 continue;
             }
         }
-        if let Some(want) = &opts.typename {
-            // 7.0: an unknown type name simply matches nothing.
-            let found = lookup_key_read_notouch(srv, dbid, &key).map_or("none", |o| o.type_name());
-            if !want.eq_ignore_ascii_case(found.as_bytes()) {
+        if key.is_none() {
+            if let Some(want) = &opts.typename {
+                // 7.0: an unknown type name simply matches nothing.
+                let found = lookup_key_read_with_flags(srv, dbid, name, LOOKUP_NOTOUCH)
+                    .map_or("none", |o| o.type_name());
+                if !want.eq_ignore_ascii_case(found.as_bytes()) {
+                    continue;
+                }
+            }
+            // Unlike KEYS, SCAN deletes the expired keys it meets.
+            if expire_if_needed(srv, dbid, name) {
                 continue;
             }
         }
-        // Unlike KEYS, SCAN deletes the expired keys it meets.
-        if expire_if_needed(srv, dbid, &key) {
-            continue;
-        }
-        reply.push(key);
+        reply.extend_from_slice(element);
     }
 
-    // Step 3: [cursor, [keys...]].
+    // Step 4: [cursor, [elements...]].
     c.add_reply_array_len(2);
     c.add_reply_bulk(cursor.to_string().as_bytes());
     c.add_reply_array_len(reply.len());
-    for key in &reply {
-        c.add_reply_bulk(key);
+    for item in &reply {
+        c.add_reply_bulk(item);
     }
 }
 
@@ -485,16 +537,10 @@ pub struct ScanOptions {
     pub typename: Option<bytes::Bytes>,
 }
 
-/// Step 1 of scanGenericCommand: MATCH / COUNT / TYPE in any order, the last
-/// one of each winning.
-fn parse_scan_options(c: &Client) -> Result<ScanOptions, &'static str> {
-    parse_scan_options_from(c, 2, true)
-}
-
 /// The options loop of scanGenericCommand from argument `first` on; TYPE
 /// only for SCAN itself (`keyspace`), as in 7.0 (SSCAN/HSCAN/ZSCAN: syntax
 /// error).
-pub fn parse_scan_options_from(
+fn parse_scan_options_from(
     c: &Client,
     first: usize,
     keyspace: bool,

@@ -17,7 +17,7 @@ use bytes::Bytes;
 
 use crate::db;
 use crate::networking::Client;
-use crate::notify::{notify_keyspace_event, NOTIFY_EXPIRED, NOTIFY_GENERIC};
+use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC};
 use crate::server::Server;
 use storage::expire::{CycleType, ExpireCycleConfig, SystemClock};
 
@@ -197,7 +197,7 @@ fn ttl_generic_command(srv: &mut Server, c: &mut Client, output_ms: bool, output
     let (key, dbid) = (c.argv[1].clone(), c.db);
     // LOOKUP_NOTOUCH: asking for a TTL counts a hit or miss but does not
     // make the key look recently used.
-    if db::lookup_key_read_notouch(srv, dbid, &key).is_none() {
+    if db::lookup_key_read_with_flags(srv, dbid, &key, db::LOOKUP_NOTOUCH).is_none() {
         c.add_reply_integer(-2);
         return;
     }
@@ -259,9 +259,10 @@ pub fn persist_command(srv: &mut Server, c: &mut Client) {
 
 /// activeExpireCycle: sample the expires dicts and delete what has expired.
 /// The sampling logic lives in `storage::expire` (with the clock passed in,
-/// so it can be tested); this side supplies the server's part of deleting a
-/// key: freeing the value (inline, or on `bio_lazy_free` with
-/// lazyfree-lazy-expire), the counters, and the latency events.
+/// so it can be tested); each key it finds expired is deleted by
+/// `db::delete_expired_key` (the `ExpireHost` impl below), exactly as a key
+/// that lazy expiry finds: freed inline or on `bio_lazy_free` with
+/// lazyfree-lazy-expire, counted, notified, timed.
 pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
     // During CLIENT PAUSE the dataset must not change, expiry included.
     if crate::networking::check_client_pause_timeout_and_return_if_paused(srv) {
@@ -271,58 +272,28 @@ pub fn active_expire_cycle(srv: &mut Server, cycle: CycleType) {
         effort: srv.config.active_expire_effort as u64,
         hz: srv.hz as u64,
     };
-    let lazy = srv.config.lazyfree_lazy_expire;
     let threshold = srv.config.latency_monitor_threshold;
-    let mut expired_keys = 0u64;
-    // Keys deleted by the cycle, for their "expired" events: the callback
-    // cannot publish (it runs while the dbs are borrowed), so the events
-    // go out right after the cycle, in deletion order.
-    let mut expired: Vec<(usize, Vec<u8>)> = Vec::new();
-    // (WATCHers of an expiring key must hear of it too: signalModifiedKey.)
-    // (And the AOF / replicas must get a DEL for each: propagate.rs.)
-    let want_events = srv.config.notify_keyspace_events & NOTIFY_EXPIRED != 0
-        || !srv.watched_keys.is_empty()
-        || srv.aof.state != crate::aof::AofStatus::Off
-        || srv.propagate.repl_enabled;
-    let Server {
-        dbs,
-        expire_state,
-        lazyfree,
-        latency,
-        ..
-    } = srv;
-    let report = storage::expire::active_expire_cycle(
-        dbs,
-        expire_state,
-        cycle,
-        config,
-        &SystemClock,
-        &mut |dbid, key, val| {
-            // deleteExpiredKeyAndPropagate: free the value, time it.
-            let start = std::time::Instant::now();
-            if lazy {
-                lazyfree.free_object_async(val);
-            } else {
-                drop(val);
-            }
-            let ms = start.elapsed().as_millis() as u64;
-            latency.add_sample_if_needed(threshold, "expire-del", ms);
-            expired_keys += 1;
-            if want_events {
-                expired.push((dbid, key.to_vec()));
-            }
-        },
-    );
-    for (dbid, key) in expired {
-        notify_keyspace_event(srv, NOTIFY_EXPIRED, "expired", &key, dbid);
-        crate::db::signal_modified_key(srv, dbid, &key);
-        crate::propagate::propagate_deletion(srv, dbid, &key, lazy);
-    }
-    // Each deletion on its own, no MULTI (propagate_no_multi).
+    // The cycle's state lives between cycles; it is lent out so that the
+    // cycle can hold the server (the host) at the same time.
+    let mut state = std::mem::take(&mut srv.expire_state);
+    let report = storage::expire::active_expire_cycle(srv, &mut state, cycle, config, &SystemClock);
+    srv.expire_state = state;
+    // Each deletion went out on its own, no MULTI (propagate_no_multi).
     crate::propagate::propagate_pending_outside_call(srv);
-    srv.stats.expiredkeys += expired_keys;
     if report.ran {
         srv.latency
             .add_sample_if_needed(threshold, "expire-cycle", report.elapsed_us / 1000);
+    }
+}
+
+/// The server as the active cycle's host: its dbs, and `db::delete_expired_key`
+/// for each key the cycle finds expired -- the function lazy expiry calls
+/// too, so a breakpoint there stops for both.
+impl storage::expire::ExpireHost for Server {
+    fn dbs(&mut self) -> &mut [storage::db::Db] {
+        &mut self.dbs
+    }
+    fn delete_expired_key(&mut self, dbid: usize, key: &[u8]) {
+        db::delete_expired_key(self, dbid, key);
     }
 }

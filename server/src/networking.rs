@@ -1339,8 +1339,9 @@ pub fn client_getredir_command(_srv: &mut Server, c: &mut Client) {
 }
 
 /// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
-// redis: networking.c clientCommand ("unblock"). No command blocks yet, so
-// no client can be unblocked: the reply is always 0 after the checks.
+// redis: networking.c clientCommand ("unblock"). Only a client parked by a
+// blocking command (BLPOP, XREAD BLOCK, ...) can be unblocked: 1 when one
+// was, 0 otherwise (also for a client held by CLIENT PAUSE).
 pub fn client_unblock_command(srv: &mut Server, c: &mut Client) {
     if c.argc() > 4 {
         c.add_reply_subcommand_syntax_error();

@@ -52,9 +52,14 @@ pub const LRU_CLOCK_RESOLUTION: u64 = 1000;
 /// hit/miss, without touching the LRU clock (OBJECT IDLETIME would
 /// otherwise always answer 0). The key is `argv[2]`.
 pub fn object_command_lookup<'a>(srv: &'a mut Server, c: &Client) -> Option<&'a mut RObj> {
-    // LOOKUP_NOTOUCH | LOOKUP_NONOTIFY: lookup_key_read_notouch without the
+    // LOOKUP_NOTOUCH | LOOKUP_NONOTIFY: no touch, and no
     // keymiss event (OBJECT is introspection, not a read of the data).
-    crate::db::lookup_key_read_notouch_with_notify(srv, c.db, c.arg(2), false)
+    crate::db::lookup_key_read_with_flags(
+        srv,
+        c.db,
+        c.arg(2),
+        crate::db::LOOKUP_NOTOUCH | crate::db::LOOKUP_NONOTIFY,
+    )
 }
 
 /// The refcount Redis would report. Values 0..9999 stored as integers are

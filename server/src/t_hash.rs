@@ -4,9 +4,9 @@
 //! (read or write), return early with WRONGTYPE for another type, change or
 //! read the hash through `storage::t_hash` (which owns the listpack ->
 //! hashtable conversion and its thresholds), reply, signal the key and
-//! count the change in `srv.dirty`. No handler looks inside an encoding,
-//! except HSCAN, which like Redis's scanGenericCommand returns a listpack
-//! whole and walks a hashtable with the dict's SCAN cursor.
+//! count the change in `srv.dirty`. No handler looks inside an encoding
+//! (HSCAN goes through db.rs scan_generic_command and storage's
+//! `hash_type_scan`).
 //!
 //! Values come back as `LpEntry`: a listpack stores "123" as the integer
 //! 123, and the reply writes it back as the same bulk string.
@@ -22,8 +22,8 @@ use storage::t_hash::{
 use storage::util::{ld2string, string2ld, string2ll, LdStrMode};
 
 use crate::db::{
-    db_add, db_delete, lookup_key_read, lookup_key_write, new_object, parse_scan_cursor,
-    parse_scan_options_from, signal_modified_key,
+    add_reply_empty_scan, db_add, db_delete, lookup_key_read, lookup_key_write, new_object,
+    parse_scan_cursor, scan_generic_command, signal_modified_key,
 };
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_HASH};
@@ -430,66 +430,14 @@ pub fn hgetall_command(srv: &mut Server, c: &mut Client) {
 // redis: t_hash.c hscanCommand / db.c scanGenericCommand
 pub fn hscan_command(srv: &mut Server, c: &mut Client) {
     // The cursor is checked before the key is even looked up.
-    let Some(mut cursor) = parse_scan_cursor(c.arg(2)) else {
+    let Some(cursor) = parse_scan_cursor(c.arg(2)) else {
         return c.add_reply_error("ERR invalid cursor");
     };
     let key = c.argv[1].clone();
-    let h = match lookup_hash_read(srv, c, &key) {
-        Err(()) => return,
-        Ok(None) => {
-            // shared.emptyscan
-            c.add_reply_array_len(2);
-            c.add_reply_bulk(b"0");
-            return c.add_reply_array_len(0);
-        }
-        Ok(Some(h)) => &*h,
-    };
-    let opts = match parse_scan_options_from(c, 3, false) {
-        Ok(o) => o,
-        Err(e) => return c.add_reply_error(e),
-    };
-    // Step 1: collect field, value, field, value ... A listpack is small:
-    // all of it at once, cursor 0. A hashtable is walked bucket by bucket;
-    // COUNT counts list items, fields and values both (as in Redis).
-    let mut items: Vec<Vec<u8>> = Vec::new();
-    match h {
-        HashValue::Listpack(_) => {
-            for (f, v) in hash_type_iter(h) {
-                items.push(f.to_vec());
-                items.push(v.to_vec());
-            }
-            cursor = 0;
-        }
-        HashValue::Hashtable(d) => {
-            let mut maxiterations = opts.count.saturating_mul(10);
-            loop {
-                cursor = d.scan(cursor, |k, v| {
-                    items.push(k.to_vec());
-                    items.push(v.to_vec());
-                });
-                if cursor == 0 || maxiterations == 0 || items.len() as i64 >= opts.count {
-                    break;
-                }
-                maxiterations -= 1;
-            }
-        }
-    }
-    // Step 2: MATCH filters on the field; its value goes with it.
-    let mut reply: Vec<Vec<u8>> = Vec::with_capacity(items.len());
-    for pair in items.chunks_exact(2) {
-        if let Some(pat) = &opts.pattern {
-            if !storage::util::string_match(pat, &pair[0], false) {
-                continue;
-            }
-        }
-        reply.extend_from_slice(pair);
-    }
-    // Step 3: [cursor, [field, value, ...]].
-    c.add_reply_array_len(2);
-    c.add_reply_bulk(cursor.to_string().as_bytes());
-    c.add_reply_array_len(reply.len());
-    for item in &reply {
-        c.add_reply_bulk(item);
+    match lookup_hash_read(srv, c, &key) {
+        Err(()) => {}
+        Ok(None) => add_reply_empty_scan(c),
+        Ok(Some(_)) => scan_generic_command(srv, c, Some(&key), cursor),
     }
 }
 

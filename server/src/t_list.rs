@@ -10,8 +10,9 @@
 //! Every list is a quicklist (Redis 7.0): a new list takes the current
 //! `list-max-listpack-size` / `list-compress-depth` and keeps them.
 //!
-//! The blocking variants (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP) are not
-//! implemented yet: they are absent from the command table (not stubs).
+//! The blocking variants (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP) serve
+//! at once when a list has elements, and otherwise park the client in
+//! blocked.rs until a push to one of its keys (or its timeout) wakes it.
 
 use storage::listpack::LpEntry;
 use storage::object::{RObj, Value};

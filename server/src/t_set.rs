@@ -26,8 +26,8 @@ use storage::t_set::{
 };
 
 use crate::db::{
-    db_add, db_delete, lookup_key_read, lookup_key_write, new_object, parse_scan_cursor,
-    parse_scan_options_from, set_key, signal_modified_key,
+    add_reply_empty_scan, db_add, db_delete, lookup_key_read, lookup_key_write, new_object,
+    parse_scan_cursor, scan_generic_command, set_key, signal_modified_key,
 };
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_SET};
@@ -806,51 +806,14 @@ fn sunion_diff(sets: &[Option<&SetValue>], op: SetOp, max: usize) -> SetValue {
 // redis: t_set.c sscanCommand / db.c scanGenericCommand
 pub fn sscan_command(srv: &mut Server, c: &mut Client) {
     // The cursor is checked before the key is even looked up.
-    let Some(mut cursor) = parse_scan_cursor(c.arg(2)) else {
+    let Some(cursor) = parse_scan_cursor(c.arg(2)) else {
         return c.add_reply_error("ERR invalid cursor");
     };
-    let set = match lookup_set_read(srv, c.db, &c.argv[1]) {
-        Err(WrongType) => return c.add_reply_wrongtype(),
-        Ok(None) => {
-            // shared.emptyscan
-            c.add_reply_array_len(2);
-            c.add_reply_bulk(b"0");
-            return c.add_reply_array_len(0);
-        }
-        Ok(Some(set)) => &*set,
-    };
-    let opts = match parse_scan_options_from(c, 3, false) {
-        Ok(o) => o,
-        Err(e) => return c.add_reply_error(e),
-    };
-    // Step 1: collect. An intset is small: all of it at once, cursor 0. A
-    // hashtable is walked bucket by bucket as SCAN walks the keyspace.
-    let mut members: Vec<Vec<u8>> = Vec::new();
-    match set {
-        SetValue::Intset(_) => {
-            members.extend(set_type_iter(set).map(|e| e.to_vec()));
-            cursor = 0;
-        }
-        SetValue::Hashtable(d) => {
-            let mut maxiterations = opts.count.saturating_mul(10);
-            loop {
-                cursor = d.scan(cursor, |k, _| members.push(k.to_vec()));
-                if cursor == 0 || maxiterations == 0 || members.len() as i64 >= opts.count {
-                    break;
-                }
-                maxiterations -= 1;
-            }
-        }
-    }
-    // Step 2: MATCH filter. Step 3: [cursor, [members...]].
-    if let Some(pat) = &opts.pattern {
-        members.retain(|m| storage::util::string_match(pat, m, false));
-    }
-    c.add_reply_array_len(2);
-    c.add_reply_bulk(cursor.to_string().as_bytes());
-    c.add_reply_array_len(members.len());
-    for m in &members {
-        c.add_reply_bulk(m);
+    let key = c.argv[1].clone();
+    match lookup_set_read(srv, c.db, &key) {
+        Err(WrongType) => c.add_reply_wrongtype(),
+        Ok(None) => add_reply_empty_scan(c),
+        Ok(Some(_)) => scan_generic_command(srv, c, Some(&key), cursor),
     }
 }
 

@@ -922,13 +922,19 @@ pub fn zrandmember_command(srv: &mut Server, c: &mut Client) {
         let Some(l) = parse_long(c, &c.argv[2].clone()) else {
             return;
         };
+        // getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX), before the
+        // syntax check as in Redis.
+        if l == i64::MIN {
+            return c.add_reply_error(
+                "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+            );
+        }
         let withscores = c.argc() == 4 && c.arg(3).eq_ignore_ascii_case(b"withscores");
         if c.argc() > 4 || (c.argc() == 4 && !withscores) {
             return c.add_reply_syntax_error();
         }
         // The count is doubled for WITHSCORES replies: keep it in range.
-        let bound = if withscores { i64::MAX / 2 } else { i64::MAX };
-        if l < -bound || l > bound {
+        if withscores && !(-(i64::MAX / 2)..=i64::MAX / 2).contains(&l) {
             return c.add_reply_error("ERR value is out of range");
         }
         return zrandmember_with_count_command(srv, c, &key, l, withscores);
@@ -1301,77 +1307,18 @@ fn zset_setop(
 
 // ---------------------------------------------------------------- ZSCAN
 
-/// scanGenericCommand's option loop for ZSCAN: MATCH / COUNT in any order,
-/// the last of each winning (TYPE belongs to SCAN only: a syntax error).
-fn parse_zscan_options(c: &Client) -> Result<(i64, Option<Bytes>), &'static str> {
-    let (mut count, mut pattern) = (10, None);
-    let mut i = 3;
-    while i < c.argc() {
-        let has_value = i + 1 < c.argc();
-        if c.arg(i).eq_ignore_ascii_case(b"count") && has_value {
-            match string2ll(c.arg(i + 1)) {
-                None => return Err(ERR_NOT_INT),
-                Some(n) if n < 1 => return Err("ERR syntax error"),
-                Some(n) => count = n,
-            }
-        } else if c.arg(i).eq_ignore_ascii_case(b"match") && has_value {
-            let p = c.argv[i + 1].clone();
-            pattern = if &p[..] == b"*" { None } else { Some(p) };
-        } else {
-            return Err("ERR syntax error");
-        }
-        i += 2;
-    }
-    Ok((count, pattern))
-}
-
 /// ZSCAN key cursor [MATCH pattern] [COUNT count]
-// redis: db.c zscanCommand / scanGenericCommand
+// redis: t_zset.c zscanCommand
 pub fn zscan_command(srv: &mut Server, c: &mut Client) {
-    let Some(mut cursor) = crate::db::parse_scan_cursor(c.arg(2)) else {
+    // The cursor is checked before the key is even looked up.
+    let Some(cursor) = crate::db::parse_scan_cursor(c.arg(2)) else {
         return c.add_reply_error("ERR invalid cursor");
     };
     let key = c.argv[1].clone();
-    let Ok(found) = zset_read(srv, c, &key) else {
-        return;
-    };
-    let Some(z) = found else {
-        c.add_reply_array_len(2);
-        c.add_reply_bulk(b"0");
-        return c.add_reply_array_len(0);
-    };
-    let (count, pattern) = match parse_zscan_options(c) {
-        Ok(o) => o,
-        Err(e) => return c.add_reply_error(e),
-    };
-    // A listpack set is returned whole in one call; a skiplist one is
-    // walked with the dict's reverse-binary cursor.
-    let mut items: Vec<(Vec<u8>, f64)> = Vec::new();
-    match z.dict() {
-        None => {
-            items = z.to_vec(false);
-            cursor = 0;
-        }
-        Some(d) => {
-            let mut maxiterations = count.saturating_mul(10);
-            loop {
-                cursor = d.scan(cursor, |k, v| items.push((k.to_vec(), *v)));
-                if cursor == 0 || maxiterations == 0 || items.len() as i64 >= count {
-                    break;
-                }
-                maxiterations -= 1;
-            }
-        }
-    }
-    if let Some(p) = &pattern {
-        items.retain(|(e, _)| storage::util::string_match(p, e, false));
-    }
-    c.add_reply_array_len(2);
-    c.add_reply_bulk(cursor.to_string().as_bytes());
-    c.add_reply_array_len(items.len() * 2);
-    for (e, s) in &items {
-        c.add_reply_bulk(e);
-        c.add_reply_bulk(&storage::t_zset::d2string(*s));
+    match zset_read(srv, c, &key) {
+        Err(()) => {}
+        Ok(None) => crate::db::add_reply_empty_scan(c),
+        Ok(Some(_)) => crate::db::scan_generic_command(srv, c, Some(&key), cursor),
     }
 }
 

@@ -1573,6 +1573,52 @@ mod tests {
     }
 
     #[test]
+    fn scan_step_while_growing_emits_small_bucket_and_every_expansion() {
+        let _g = policy_shared();
+        // 64 -> 256 buckets (each small bucket has 4 expansions), a third
+        // of the small table moved: both tables hold entries.
+        let mut d = dict_with(60);
+        finish_rehash(&mut d);
+        assert!(d.expand(256));
+        d.rehash(20);
+        assert!(d.is_rehashing());
+        let (size0, used0, size1, used1) = d.table_sizes();
+        assert!(used0 > 0 && used1 > 0, "both tables in use");
+        let (small, big) = if size0 < size1 { (0, 1) } else { (1, 0) };
+        let (m0, m1) = (size0.min(size1) - 1, size0.max(size1) - 1);
+        // What dictScan emits for cursor v: bucket v & m0 of the small
+        // table, then buckets (v & m0) + k * (m0 + 1) of the big one.
+        let expected = |v: u64| -> HashSet<Sds> {
+            let b = (v as usize) & m0;
+            let mut e: HashSet<Sds> = d.bucket_iter(small, b).map(|(k, _)| k.clone()).collect();
+            for k in 0..=(m1 / (m0 + 1)) {
+                e.extend(d.bucket_iter(big, b + k * (m0 + 1)).map(|(k, _)| k.clone()));
+            }
+            e
+        };
+        let mut cursor = 0;
+        let mut steps = 0;
+        let mut all = HashSet::new();
+        loop {
+            let want = expected(cursor);
+            let mut got = HashSet::new();
+            let next = d.scan(cursor, |k, _| {
+                got.insert(k.clone());
+            });
+            assert_eq!(got, want, "cursor {cursor}");
+            all.extend(got);
+            steps += 1;
+            cursor = next;
+            if cursor == 0 {
+                break;
+            }
+        }
+        // One step per small-table bucket, every entry seen.
+        assert_eq!(steps, m0 + 1);
+        assert_eq!(all.len(), 60);
+    }
+
+    #[test]
     fn scan_empty_dict_ends_at_once_whatever_the_cursor() {
         let d: Dict<u8> = Dict::new();
         assert_eq!(d.scan(12345, |_, _| {}), 0);

@@ -20,7 +20,6 @@
 //! against a fake clock and check its budget logic deterministically.
 
 use crate::db::Db;
-use crate::object::RObj;
 
 /// ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP: keys sampled per db round.
 pub const ACTIVE_EXPIRE_CYCLE_KEYS_PER_LOOP: u64 = 20;
@@ -126,16 +125,28 @@ impl CycleParams {
     }
 }
 
-/// activeExpireCycle. `expire_key(dbid, key, value)` is called for every key
-/// found expired, after it was removed from both dicts: the caller frees the
-/// value (inline or lazily), counts it, notifies, propagates.
+/// What the cycle needs from the server: the dbs to sample, and the one
+/// function that deletes an expired key. The server's implementation is
+/// `db::delete_expired_key`, the same function lazy expiry calls, so one
+/// breakpoint there catches every expired key whoever found it (Redis:
+/// both paths call deleteExpiredKeyAndPropagate).
+pub trait ExpireHost {
+    /// The databases, indexed by db id.
+    fn dbs(&mut self) -> &mut [Db];
+    /// Remove `key` (found expired in db `dbid`) from both dicts, free its
+    /// value, and do the bookkeeping: stats, events, latency, WATCH.
+    fn delete_expired_key(&mut self, dbid: usize, key: &[u8]);
+}
+
+/// activeExpireCycle. `host.delete_expired_key(dbid, key)` is called for
+/// every key found expired. `state` is passed apart from the host because
+/// it lives between cycles and is not the dbs' business.
 pub fn active_expire_cycle(
-    dbs: &mut [Db],
+    host: &mut dyn ExpireHost,
     state: &mut ExpireCycleState,
     cycle: CycleType,
     config: ExpireCycleConfig,
     clock: &dyn Clock,
-    expire_key: &mut dyn FnMut(usize, &[u8], RObj),
 ) -> CycleReport {
     let p = CycleParams::for_effort(config.effort);
     let start = clock.ustime();
@@ -160,7 +171,7 @@ pub fn active_expire_cycle(
         state.last_fast_cycle = start;
     }
 
-    let dbnum = dbs.len();
+    let dbnum = host.dbs().len();
     let mut dbs_per_call = CRON_DBS_PER_CALL;
     if dbs_per_call > dbnum || state.timelimit_exit {
         dbs_per_call = dbnum;
@@ -185,9 +196,9 @@ pub fn active_expire_cycle(
     while j < dbs_per_call && !state.timelimit_exit {
         let dbid = state.current_db % dbnum;
         state.current_db += 1;
-        let db = &mut dbs[dbid];
         loop {
             iteration += 1;
+            let db = &mut host.dbs()[dbid];
             let num = db.expires.len() as u64;
             if num == 0 {
                 db.avg_ttl = 0;
@@ -203,8 +214,7 @@ pub fn active_expire_cycle(
             let now = clock.mstime();
             let target = num.min(p.keys_per_loop);
             let max_buckets = target * 20;
-            let (round_sampled, round_expired) =
-                expire_round(db, dbid, now, target, max_buckets, expire_key);
+            let (round_sampled, round_expired) = expire_round(host, dbid, now, target, max_buckets);
             total_sampled += round_sampled;
             total_expired += round_expired;
 
@@ -247,12 +257,11 @@ pub fn active_expire_cycle(
 /// cursor, testing every key of each bucket, until `target` keys were
 /// sampled or `max_buckets` buckets visited. Returns (sampled, expired).
 fn expire_round(
-    db: &mut Db,
+    host: &mut dyn ExpireHost,
     dbid: usize,
     now: i64,
     target: u64,
     max_buckets: u64,
-    expire_key: &mut dyn FnMut(usize, &[u8], RObj),
 ) -> (u64, u64) {
     let mut sampled = 0u64;
     let mut expired = 0u64;
@@ -261,6 +270,7 @@ fn expire_round(
     let mut ttl_samples = 0i64;
     while sampled < target && checked_buckets < max_buckets {
         for table in 0..2 {
+            let db = &mut host.dbs()[dbid];
             let (size0, _, size1, _) = db.expires.table_sizes();
             let size = if table == 0 { size0 } else { size1 };
             if size == 0 {
@@ -278,11 +288,10 @@ fn expire_round(
             for (key, when) in bucket {
                 let ttl = when - now;
                 if now > when {
-                    // activeExpireCycleTryExpire: the key is expired.
-                    if let Some(val) = db.delete(&key) {
-                        expire_key(dbid, &key, val);
-                        expired += 1;
-                    }
+                    // activeExpireCycleTryExpire: the key is expired (it is
+                    // in the expires dict, so in the main dict too).
+                    host.delete_expired_key(dbid, &key);
+                    expired += 1;
                 }
                 if ttl > 0 {
                     ttl_sum = ttl_sum.saturating_add(ttl);
@@ -291,8 +300,10 @@ fn expire_round(
                 sampled += 1;
             }
         }
+        let db = &mut host.dbs()[dbid];
         db.expires_cursor = db.expires_cursor.wrapping_add(1);
     }
+    let db = &mut host.dbs()[dbid];
     // avg_ttl: a running mean, 2% new sample, as Redis computes it.
     if ttl_samples > 0 {
         let avg_ttl = ttl_sum / ttl_samples;
@@ -307,7 +318,7 @@ fn expire_round(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::object::{StrValue, Value};
+    use crate::object::{RObj, StrValue, Value};
     use std::cell::Cell;
 
     /// A clock that moves forward `step_us` every time it is read.
@@ -335,6 +346,30 @@ mod tests {
             db.set_expire(key.as_bytes(), expire_at);
         }
         db
+    }
+
+    /// The dbs plus a count of deleted keys, as the server would keep.
+    struct TestHost {
+        dbs: Vec<Db>,
+        freed: u64,
+    }
+
+    impl ExpireHost for TestHost {
+        fn dbs(&mut self) -> &mut [Db] {
+            &mut self.dbs
+        }
+        fn delete_expired_key(&mut self, dbid: usize, key: &[u8]) {
+            if self.dbs[dbid].delete(key).is_some() {
+                self.freed += 1;
+            }
+        }
+    }
+
+    fn host(db: Db) -> TestHost {
+        TestHost {
+            dbs: vec![db],
+            freed: 0,
+        }
     }
 
     fn cfg() -> ExpireCycleConfig {
@@ -367,110 +402,67 @@ mod tests {
 
     #[test]
     fn slow_cycle_deletes_expired_keys_without_any_access() {
-        let mut dbs = vec![db_with_volatile_keys(1000, 1_000)];
+        let mut h = host(db_with_volatile_keys(1000, 1_000));
         let clock = FakeClock {
             now_us: Cell::new(2_000_000),
             step_us: 1,
         };
         let mut state = ExpireCycleState::default();
-        let mut freed = 0;
-        let report = active_expire_cycle(
-            &mut dbs,
-            &mut state,
-            CycleType::Slow,
-            cfg(),
-            &clock,
-            &mut |_, _, _| freed += 1,
-        );
+        let report = active_expire_cycle(&mut h, &mut state, CycleType::Slow, cfg(), &clock);
         // All stale: rounds repeat (1 us per clock read is far below the
         // 25 ms budget) until the table is under 1% full, then wait for
         // cron to shrink it, as Redis does.
         assert!(report.ran);
         assert!(report.expired >= 990, "expired {}", report.expired);
-        assert_eq!(freed, report.expired);
-        assert_eq!(dbs[0].size() as u64, 1000 - report.expired);
-        assert_eq!(dbs[0].expires.len(), dbs[0].size());
+        assert_eq!(h.freed, report.expired);
+        assert_eq!(h.dbs[0].size() as u64, 1000 - report.expired);
+        assert_eq!(h.dbs[0].expires.len(), h.dbs[0].size());
         // After the cron resize the rest goes too.
-        dbs[0].expires.resize_to_fit();
-        while dbs[0].expires.is_rehashing() {
-            dbs[0].expires.rehash(100);
+        h.dbs[0].expires.resize_to_fit();
+        while h.dbs[0].expires.is_rehashing() {
+            h.dbs[0].expires.rehash(100);
         }
-        active_expire_cycle(
-            &mut dbs,
-            &mut state,
-            CycleType::Slow,
-            cfg(),
-            &clock,
-            &mut |_, _, _| freed += 1,
-        );
-        assert_eq!(dbs[0].size(), 0);
-        assert_eq!(freed, 1000);
+        active_expire_cycle(&mut h, &mut state, CycleType::Slow, cfg(), &clock);
+        assert_eq!(h.dbs[0].size(), 0);
+        assert_eq!(h.freed, 1000);
     }
 
     #[test]
     fn slow_cycle_stops_at_its_budget_and_says_so() {
-        let mut dbs = vec![db_with_volatile_keys(100_000, 1_000)];
+        let mut h = host(db_with_volatile_keys(100_000, 1_000));
         // Every clock read costs 1 ms: the 25 ms budget runs out quickly.
         let clock = FakeClock {
             now_us: Cell::new(2_000_000_000),
             step_us: 1000,
         };
         let mut state = ExpireCycleState::default();
-        let report = active_expire_cycle(
-            &mut dbs,
-            &mut state,
-            CycleType::Slow,
-            cfg(),
-            &clock,
-            &mut |_, _, _| {},
-        );
+        let report = active_expire_cycle(&mut h, &mut state, CycleType::Slow, cfg(), &clock);
         assert!(state.timelimit_exit);
         assert_eq!(state.time_cap_reached_count, 1);
         assert!(report.expired > 0 && report.expired < 100_000);
-        assert_eq!(dbs[0].size() as u64, 100_000 - report.expired);
+        assert_eq!(h.dbs[0].size() as u64, 100_000 - report.expired);
     }
 
     #[test]
     fn fast_cycle_runs_only_when_there_is_catching_up_to_do() {
-        let mut dbs = vec![db_with_volatile_keys(10, 4_000_000_000_000)];
+        let mut h = host(db_with_volatile_keys(10, 4_000_000_000_000));
         let clock = FakeClock {
             now_us: Cell::new(1_000_000),
             step_us: 1,
         };
         let mut state = ExpireCycleState::default();
-        let r = active_expire_cycle(
-            &mut dbs,
-            &mut state,
-            CycleType::Fast,
-            cfg(),
-            &clock,
-            &mut |_, _, _| {},
-        );
+        let r = active_expire_cycle(&mut h, &mut state, CycleType::Fast, cfg(), &clock);
         assert!(
             !r.ran,
             "nothing stale and last cycle finished: fast cycle skipped"
         );
 
         state.timelimit_exit = true;
-        let r = active_expire_cycle(
-            &mut dbs,
-            &mut state,
-            CycleType::Fast,
-            cfg(),
-            &clock,
-            &mut |_, _, _| {},
-        );
+        let r = active_expire_cycle(&mut h, &mut state, CycleType::Fast, cfg(), &clock);
         assert!(r.ran);
         // Not again within 2x the fast duration of the previous start.
         state.timelimit_exit = true;
-        let r = active_expire_cycle(
-            &mut dbs,
-            &mut state,
-            CycleType::Fast,
-            cfg(),
-            &clock,
-            &mut |_, _, _| {},
-        );
+        let r = active_expire_cycle(&mut h, &mut state, CycleType::Fast, cfg(), &clock);
         assert!(!r.ran);
     }
 
@@ -501,41 +493,27 @@ mod tests {
 
     #[test]
     fn stale_estimate_moves_five_percent_per_cycle() {
-        let mut dbs = vec![db_with_volatile_keys(100, 1_000)];
+        let mut h = host(db_with_volatile_keys(100, 1_000));
         let clock = FakeClock {
             now_us: Cell::new(2_000_000),
             step_us: 1,
         };
         let mut state = ExpireCycleState::default();
-        active_expire_cycle(
-            &mut dbs,
-            &mut state,
-            CycleType::Slow,
-            cfg(),
-            &clock,
-            &mut |_, _, _| {},
-        );
+        active_expire_cycle(&mut h, &mut state, CycleType::Slow, cfg(), &clock);
         assert!((state.stale_perc - 0.05).abs() < 1e-9);
     }
 
     #[test]
     fn live_keys_feed_avg_ttl_and_stay() {
-        let mut dbs = vec![db_with_volatile_keys(50, 2_000 + 60_000)];
+        let mut h = host(db_with_volatile_keys(50, 2_000 + 60_000));
         let clock = FakeClock {
             now_us: Cell::new(2_000_000),
             step_us: 1,
         };
         let mut state = ExpireCycleState::default();
-        let r = active_expire_cycle(
-            &mut dbs,
-            &mut state,
-            CycleType::Slow,
-            cfg(),
-            &clock,
-            &mut |_, _, _| {},
-        );
+        let r = active_expire_cycle(&mut h, &mut state, CycleType::Slow, cfg(), &clock);
         assert_eq!(r.expired, 0);
-        assert_eq!(dbs[0].size(), 50);
-        assert!(dbs[0].avg_ttl > 0 && dbs[0].avg_ttl <= 60_000);
+        assert_eq!(h.dbs[0].size(), 50);
+        assert!(h.dbs[0].avg_ttl > 0 && h.dbs[0].avg_ttl <= 60_000);
     }
 }

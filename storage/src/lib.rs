@@ -2,7 +2,8 @@
 //!
 //! Layers, bottom to top (never skipped):
 //! 1. primitives: `dict` (chained hash table with incremental rehash and the
-//!    reverse-binary SCAN cursor), later listpack, quicklist, intset, skiplist;
+//!    reverse-binary SCAN cursor), `listpack`, `quicklist`, `intset`,
+//!    `skiplist`, `rax`;
 //! 2. type APIs: `t_string` (and one module per type) choose encodings;
 //! 3. `db`: one database, its keyspace and expires dicts.
 //!

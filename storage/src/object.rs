@@ -49,6 +49,43 @@ pub enum Value {
     Stream(Box<crate::t_stream::Stream>),
 }
 
+/// What one step of a collection's scan did: the two cases of Redis's
+/// scanGenericCommand, decided by the encoding (which the server crate
+/// never looks at).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanStep {
+    /// A hashtable encoding: one dict bucket (and, while rehashing, its
+    /// expansions in the bigger table) was emitted; the next cursor, 0 at
+    /// the end (dictScan).
+    Bucket(u64),
+    /// A compact encoding (intset, listpack) is small by construction: all
+    /// of it was emitted at once, and the scan is over (cursor 0).
+    Whole,
+}
+
+/// One scan step over a set, hash or sorted set value, appending what it
+/// visits to `out`: members (set), field then value (hash), member then
+/// score (zset). None for the types SCAN does not walk.
+pub fn object_scan(value: &Value, cursor: u64, out: &mut Vec<Vec<u8>>) -> Option<ScanStep> {
+    Some(match value {
+        Value::Set(s) => crate::t_set::set_type_scan(s, cursor, out),
+        Value::Hash(h) => crate::t_hash::hash_type_scan(h, cursor, out),
+        Value::ZSet(z) => crate::t_zset::zset_type_scan(z, cursor, out),
+        _ => return None,
+    })
+}
+
+/// How many items one element of `value` puts in a scan reply: 2 for a
+/// hash (field, value) and a sorted set (member, score), 1 otherwise.
+/// SCAN's COUNT counts elements, so the collecting loop multiplies by this
+/// (Redis: `count *= 2` for hashes and sorted sets).
+pub fn object_scan_items_per_element(value: &Value) -> usize {
+    match value {
+        Value::Hash(_) | Value::ZSet(_) => 2,
+        _ => 1,
+    }
+}
+
 /// `robj`: a value plus Redis's per-object clock field.
 #[derive(Debug)]
 pub struct RObj {

@@ -20,6 +20,7 @@
 
 use crate::dict::{Dict, Sds};
 use crate::listpack::{self, lp_safe_to_add, Listpack, LpEntry};
+use crate::object::ScanStep;
 
 /// The two hash encodings (OBJ_ENCODING_LISTPACK / OBJ_ENCODING_HT).
 #[derive(Debug)]
@@ -218,6 +219,25 @@ pub fn hash_type_iter(h: &HashValue) -> HashIter<'_> {
         HashValue::Hashtable(d) => HashIter {
             inner: HashIterInner::Hashtable(d.iter()),
         },
+    }
+}
+
+/// One step of HSCAN, emitting field then value: a listpack whole, or one
+/// dict bucket of a hashtable (with its expansions while rehashing).
+// redis: db.c scanGenericCommand (OBJ_HASH cases)
+pub fn hash_type_scan(h: &HashValue, cursor: u64, out: &mut Vec<Vec<u8>>) -> ScanStep {
+    match h {
+        HashValue::Listpack(_) => {
+            for (f, v) in hash_type_iter(h) {
+                out.push(f.to_vec());
+                out.push(v.to_vec());
+            }
+            ScanStep::Whole
+        }
+        HashValue::Hashtable(d) => ScanStep::Bucket(d.scan(cursor, |k, v| {
+            out.push(k.to_vec());
+            out.push(v.to_vec());
+        })),
     }
 }
 

@@ -20,6 +20,7 @@ use std::borrow::Cow;
 
 use crate::dict::Dict;
 use crate::intset::Intset;
+use crate::object::ScanStep;
 use crate::util::string2ll;
 
 /// A set value: `Value::Set` in the keyspace.
@@ -192,6 +193,19 @@ pub fn set_type_iter(set: &SetValue) -> SetIter<'_> {
     match set {
         SetValue::Hashtable(d) => SetIter::Hashtable(d.iter()),
         SetValue::Intset(is) => SetIter::Intset(is.iter()),
+    }
+}
+
+/// One step of SSCAN: an intset whole, or one dict bucket of a hashtable
+/// (with its expansions while rehashing, as dictScan).
+// redis: db.c scanGenericCommand (OBJ_SET cases)
+pub fn set_type_scan(set: &SetValue, cursor: u64, out: &mut Vec<Vec<u8>>) -> ScanStep {
+    match set {
+        SetValue::Intset(_) => {
+            out.extend(set_type_iter(set).map(|e| e.to_vec()));
+            ScanStep::Whole
+        }
+        SetValue::Hashtable(d) => ScanStep::Bucket(d.scan(cursor, |k, _| out.push(k.to_vec()))),
     }
 }
 

@@ -20,6 +20,7 @@
 
 use crate::dict::Dict;
 use crate::listpack::{lp_safe_to_add, Listpack, LpEntry, Where};
+use crate::object::ScanStep;
 use crate::skiplist::{LexBound, ZLexRangeSpec, ZRangeSpec, ZSkipList};
 use crate::util::{ll2string, string2d};
 
@@ -867,6 +868,25 @@ impl ZSetValue {
                 }
             }
         }
+    }
+}
+
+/// One step of ZSCAN, emitting member then score (formatted as the reply
+/// shows it): a listpack whole, or one bucket of the skiplist's dict.
+// redis: db.c scanGenericCommand (OBJ_ZSET cases)
+pub fn zset_type_scan(z: &ZSetValue, cursor: u64, out: &mut Vec<Vec<u8>>) -> ScanStep {
+    match z.dict() {
+        None => {
+            for (member, score) in z.to_vec(false) {
+                out.push(member);
+                out.push(d2string(score));
+            }
+            ScanStep::Whole
+        }
+        Some(d) => ScanStep::Bucket(d.scan(cursor, |k, v| {
+            out.push(k.to_vec());
+            out.push(d2string(*v));
+        })),
     }
 }
 

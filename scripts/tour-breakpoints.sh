@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# The tour's workshop breakpoints, checked: build with the `workshop` profile,
+# run redis-lite under gdb in batch mode with one breakpoint per idea, drive
+# every path of each idea with redis-cli, and check that each path stopped
+# where the tour says it does.
+#
+#   scripts/tour-breakpoints.sh            # build, run, report; exit 1 on a miss
+#
+# Each breakpoint prints "HIT <name>" and the first frames of its backtrace,
+# then continues, so one run covers everything. The driver runs one path at a
+# time and counts the HIT lines that path added (gdb's output goes to a file).
+#
+# Ideas and their paths (docs/tour.md, "Workshop breakpoints"):
+#   keys_command          KEYS *
+#   del_generic_command   DEL, UNLINK
+#   delete_expired_key    lazy expiry (GET of an expired key -> expire_if_needed)
+#                         and active expiry (active_expire_cycle -> ExpireHost)
+#   active_expire_cycle   the cron / before-sleep cycle
+#   free_object_async     UNLINK of a big value, DEL with lazyfree-lazy-user-del
+#   free_database_async   FLUSHALL ASYNC (Redis: emptyDbAsync -> lazyfreeFreeDatabase,
+#                         not freeObjAsync, so it has its own breakpoint)
+#   call                  every command
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+PORT=${PORT:-7399}
+OUT=$(mktemp /tmp/tour-gdb.XXXXXX)
+GDBCMDS=$(mktemp /tmp/tour-gdb-cmds.XXXXXX)
+trap 'rm -f "$GDBCMDS"' EXIT
+
+cargo build --profile workshop -p redis-lite >&2
+BIN=${CARGO_TARGET_DIR:-target}/workshop/redis-lite
+CLI="redis-cli -p $PORT"
+
+bp() { # bp NAME SYMBOL: a breakpoint that reports and goes on
+  cat >>"$GDBCMDS" <<EOF
+break $2
+commands
+silent
+printf "HIT $1\n"
+bt 6
+continue
+end
+EOF
+}
+
+{
+  echo "set pagination off"
+  echo "set breakpoint pending on"
+  echo "set print thread-events off"
+} >"$GDBCMDS"
+bp keys_command redis_lite::db::keys_command
+bp del_generic_command redis_lite::db::del_generic_command
+bp delete_expired_key redis_lite::db::delete_expired_key
+bp free_object_async lazyfree::LazyFree::free_object_async
+bp free_database_async lazyfree::LazyFree::free_database_async
+bp call redis_lite::server::call
+# active_expire_cycle runs every pass: report its first stop only.
+cat >>"$GDBCMDS" <<'EOF'
+tbreak redis_lite::expire::active_expire_cycle
+commands
+silent
+printf "HIT active_expire_cycle\n"
+bt 3
+continue
+end
+run
+EOF
+
+gdb -batch -x "$GDBCMDS" --args "$BIN" --port "$PORT" --save '' >"$OUT" 2>&1 &
+GDB_PID=$!
+
+for _ in $(seq 100); do
+  $CLI ping >/dev/null 2>&1 && break
+  sleep 0.2
+done
+
+fail=0
+hits() { grep -c "^HIT $1\$" "$OUT" || true; }
+# check PATH NAME [FRAME]: run "$@" after the two names, then expect new HIT
+# NAME lines (and FRAME somewhere in the new output when given).
+check() {
+  local path=$1 name=$2 frame=$3
+  shift 3
+  local before lines_before
+  before=$(hits "$name")
+  lines_before=$(wc -l <"$OUT")
+  "$@" >/dev/null
+  sleep 1
+  local after
+  after=$(hits "$name")
+  if [ "$after" -gt "$before" ] &&
+    { [ -z "$frame" ] || tail -n +"$lines_before" "$OUT" | grep -q "$frame"; }; then
+    echo "ok    $name <- $path"
+  else
+    echo "MISS  $name <- $path"
+    fail=1
+  fi
+}
+
+drive() { for cmd in "$@"; do eval "$CLI $cmd"; done; }
+
+check "any command (PING)" call "" drive "ping"
+check "KEYS *" keys_command "" drive "set k v" "keys '*'"
+check "DEL" del_generic_command "" drive "set k v" "del k"
+check "UNLINK" del_generic_command "" drive "set k v" "unlink k"
+check "lazy expiry (GET)" delete_expired_key expire_if_needed \
+  drive "debug set-active-expire 0" "set e v px 1" "debug sleep 0.05" "get e" "debug set-active-expire 1"
+check "active expiry (cron)" delete_expired_key active_expire_cycle \
+  drive "set a v px 1" "debug sleep 0.5"
+check "the expire cycle" active_expire_cycle "" drive "debug sleep 0.2"
+check "UNLINK of a big set" free_object_async "" \
+  drive "eval \"for i=1,200 do redis.call('sadd','big',i..'x') end\" 0" "unlink big"
+check "DEL with lazyfree-lazy-user-del" free_object_async "" \
+  drive "config set lazyfree-lazy-user-del yes" \
+  "eval \"for i=1,200 do redis.call('sadd','big',i..'x') end\" 0" "del big" \
+  "config set lazyfree-lazy-user-del no"
+check "FLUSHALL ASYNC" free_database_async "" drive "set k v" "flushall async"
+
+$CLI shutdown nosave >/dev/null 2>&1 || true
+wait "$GDB_PID" || true
+echo "gdb output: $OUT"
+exit $fail
