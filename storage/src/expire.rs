@@ -470,7 +470,7 @@ mod tests {
     fn fast_cycle_ignores_the_stale_estimate_as_redis_7_0_does() {
         // Every key stale and the estimate at 100%: Redis 7.0.15 compares the
         // fraction (1.0) with the percentage (10), so it still skips.
-        let mut dbs = vec![db_with_volatile_keys(100, 1_000)];
+        let mut h = host(db_with_volatile_keys(100, 1_000));
         let clock = FakeClock {
             now_us: Cell::new(2_000_000),
             step_us: 1,
@@ -479,16 +479,9 @@ mod tests {
             stale_perc: 1.0,
             ..ExpireCycleState::default()
         };
-        let r = active_expire_cycle(
-            &mut dbs,
-            &mut state,
-            CycleType::Fast,
-            cfg(),
-            &clock,
-            &mut |_, _, _| {},
-        );
+        let r = active_expire_cycle(&mut h, &mut state, CycleType::Fast, cfg(), &clock);
         assert!(!r.ran, "a high stale estimate alone starts no fast cycle");
-        assert_eq!(dbs[0].size(), 100);
+        assert_eq!(h.dbs[0].size(), 100);
     }
 
     #[test]
