@@ -427,7 +427,7 @@ fn truncated_tail_is_fatal_with_aof_load_truncated_no() {
     let (dir, _) = truncated_dir();
     let bin = env!("CARGO_BIN_EXE_redis-lite");
     let out = std::process::Command::new(bin)
-        .args(["--port", "0", "--save", ""])
+        .args(["--port", &common::free_port().to_string(), "--save", ""])
         .args(aof_args(&dir, &["--aof-load-truncated", "no"]))
         .output()
         .unwrap();

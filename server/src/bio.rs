@@ -180,12 +180,24 @@ mod tests {
     #[test]
     fn bio_threads_carry_redis_names() {
         let bio = Bio::start().unwrap();
-        let tid_names: Vec<String> = std::fs::read_dir("/proc/self/task")
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
-            .map(|s| s.trim().to_string())
-            .collect();
+        // A new thread names itself as it starts: look until both show up.
+        let names = || -> Vec<String> {
+            std::fs::read_dir("/proc/self/task")
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
+                .map(|s| s.trim().to_string())
+                .collect()
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut tid_names = names();
+        while !(tid_names.iter().any(|n| n == BIO_CLOSE_FILE_THREAD_NAME)
+            && tid_names.iter().any(|n| n == BIO_AOF_FSYNC_THREAD_NAME))
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            tid_names = names();
+        }
         assert!(tid_names.iter().any(|n| n == BIO_CLOSE_FILE_THREAD_NAME));
         assert!(tid_names.iter().any(|n| n == BIO_AOF_FSYNC_THREAD_NAME));
         drop(bio);

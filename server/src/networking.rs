@@ -1920,7 +1920,6 @@ fn accept_common_handler(srv: &mut Server, mut c: Box<Client>) {
     // A new connection starts authenticated only while the default user
     // needs no password (nopass, or requirepass unset).
     c.authenticated = crate::acl::default_user_authenticates(srv);
-    server_log(LogLevel::Verbose, &format!("Accepted {}", c.addr));
 
     // maxclients: refuse with Redis's error, written directly.
     if srv.clients.len() as u64 >= srv.config.maxclients {
