@@ -2003,32 +2003,6 @@ pub fn command_docs_command(srv: &mut Server, c: &mut Client) {
     }
 }
 
-/// ACL categories Redis 7.0 knows (acl.c ACLCommandCategories), for
-/// COMMAND LIST FILTERBY ACLCAT: an unknown name filters out everything.
-const ACL_CATEGORIES: &[&str] = &[
-    "keyspace",
-    "read",
-    "write",
-    "set",
-    "sortedset",
-    "list",
-    "hash",
-    "string",
-    "bitmap",
-    "hyperloglog",
-    "geo",
-    "stream",
-    "pubsub",
-    "admin",
-    "fast",
-    "slow",
-    "blocking",
-    "dangerous",
-    "connection",
-    "transaction",
-    "scripting",
-];
-
 /// COMMAND LIST FILTERBY's three filters (commandListFilterType).
 enum ListFilter {
     /// No modules exist: a MODULE filter matches nothing.
@@ -2063,7 +2037,9 @@ pub fn command_list_command(srv: &mut Server, c: &mut Client) {
         filter = Some(if kind.eq_ignore_ascii_case(b"module") {
             ListFilter::Module
         } else if kind.eq_ignore_ascii_case(b"aclcat") {
-            let known = ACL_CATEGORIES
+            // The categories Redis 7.0 knows (acl.rs, ACLCommandCategories):
+            // an unknown name filters out everything.
+            let known = crate::acl::ACL_CATEGORY_NAMES
                 .iter()
                 .find(|n| n.as_bytes().eq_ignore_ascii_case(&arg));
             ListFilter::AclCat(known.map(|n| format!("@{n}")))
