@@ -165,6 +165,9 @@ pub struct AofState {
     pub state: AofStatus,
     /// Replaying the AOF (nothing is propagated meanwhile).
     pub loading: bool,
+    /// DEBUG AOF-FLUSH-SLEEP: microseconds to sleep before each AOF write
+    /// (server.aof_flush_sleep), so tests can catch a write in progress.
+    pub flush_sleep_us: u64,
     /// The incr file being appended to (server.aof_fd). Shared with the
     /// bio threads' pending jobs (bio.rs).
     fd: Option<Arc<File>>,
@@ -205,6 +208,7 @@ impl AofState {
     /// initServer's AOF fields.
     pub fn init(cfg: AofConfig) -> io::Result<AofState> {
         Ok(AofState {
+            flush_sleep_us: 0,
             state: if cfg.enabled {
                 AofStatus::On
             } else {
@@ -1086,6 +1090,9 @@ pub fn flush_append_only_file(srv: &mut Server, force: bool) {
             server_log(LogLevel::Notice, "Asynchronous AOF fsync is taking too long (disk is busy?). Writing the AOF buffer without waiting for fsync to complete, this may slow down Redis.");
         }
 
+        if srv.aof.flush_sleep_us > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(srv.aof.flush_sleep_us));
+        }
         let start = Instant::now();
         let (nwritten, err) = aof_write(&fd, &srv.aof.buf);
         let ms = start.elapsed().as_millis() as u64;

@@ -52,6 +52,11 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
             srv.rdb.skip_checksum_validation = atoi(c.arg(2)) != 0;
             c.add_reply_ok();
         }
+        (b"aof-flush-sleep", 3) => {
+            // atoi() microseconds; 0 turns it off.
+            srv.aof.flush_sleep_us = atoi(c.arg(2)).max(0) as u64;
+            c.add_reply_ok();
+        }
         (b"set-active-expire", 3) => {
             // atoi(): "2" enables, "x" disables, as in Redis.
             srv.active_expire_enabled = atoi(c.arg(2)) != 0;
