@@ -14,7 +14,7 @@ use bytes::Bytes;
 use crate::db::{db_add, db_delete, lookup_key_read, lookup_key_write, signal_modified_key};
 use crate::networking::Client;
 use crate::notify::notify_keyspace_event;
-use crate::server::{get_lru_clock, Server};
+use crate::server::Server;
 use storage::object::RObj;
 
 /// DUMP key
@@ -58,7 +58,7 @@ pub fn restore_command(srv: &mut Server, c: &mut Client) {
                 return c.add_reply_error("ERR Invalid IDLETIME value, must be >= 0");
             }
             lru_idle = v;
-            lru_clock = i64::from(get_lru_clock());
+            lru_clock = i64::from(crate::server::lru_clock(srv));
             j += 1;
         } else if a.eq_ignore_ascii_case(b"freq") && additional >= 1 && lru_idle == -1 {
             let Some(v) = parse_ll(c, j + 1) else { return };

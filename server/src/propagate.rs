@@ -154,7 +154,9 @@ pub fn call_propagate(srv: &mut Server, dbid: usize, argv: &[Bytes], dirty: bool
     if flags & CALL_PREVENT_AOF_PROP != 0 {
         target &= !PROPAGATE_AOF;
     }
-    if target != PROPAGATE_NONE {
+    // Checked before the copy: with no AOF and no replicas a write costs no
+    // argv allocation (also_propagate would only drop it).
+    if should_propagate(srv, target) {
         also_propagate(srv, dbid, argv.to_vec(), target);
     }
 }

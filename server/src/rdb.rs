@@ -34,7 +34,7 @@ use storage::t_zset::ZSetLimits;
 use crate::evict::{lfu_decr_and_return, lfu_get_time_in_minutes, policy_is_lfu, policy_is_lru};
 use crate::log::{server_log, LogLevel};
 use crate::networking::Client;
-use crate::server::{get_lru_clock, mstime, Server, REDIS_VERSION};
+use crate::server::{lru_clock, mstime, Server, REDIS_VERSION};
 
 /// CONFIG_BGSAVE_RETRY_DELAY: after a failed BGSAVE, save points wait this
 /// many seconds before trying again (a full disk would otherwise fork every
@@ -190,7 +190,7 @@ pub fn rdb_save_rio<W: Write>(
     // rdbSaveKeyValuePair's eviction hints, computed as of now.
     let policy = srv.config.maxmemory_policy;
     let (savelru, savelfu) = (policy_is_lru(policy), policy_is_lfu(policy));
-    let lruclock = get_lru_clock();
+    let lruclock = lru_clock(srv);
     let now_min = lfu_get_time_in_minutes(mstime());
     let decay = srv.config.lfu_decay_time;
     let delay = cfg_num(srv, "rdb-key-save-delay");
@@ -758,7 +758,7 @@ fn rdb_load_rio<R: io::Read>(
 ) -> Result<(), RdbError> {
     r.load_header()?;
     let now = mstime();
-    let lru_clock = get_lru_clock() as i64;
+    let lru_clock = i64::from(lru_clock(srv));
     let mut dbid = 0usize;
     let mut empty_keys_skipped = 0u64;
     loop {

@@ -307,6 +307,20 @@ pub fn get_lru_clock() -> u32 {
     ((mstime() / 1000) as u32) & storage::object::LRU_CLOCK_MAX
 }
 
+/// LRU_CLOCK(): the clock objects are stamped and read with. serverCron
+/// refreshes `srv.lruclock` every 1000/hz ms, which is finer than the clock's
+/// own 1000 ms resolution whenever hz >= 1, so the cached value is used (as
+/// Redis does); only a cron slower than the resolution would read the time.
+/// One clock for stamping (RESTORE, RDB load) and reading (OBJECT IDLETIME)
+/// keeps "IDLETIME 1000" reading back as exactly 1000.
+pub fn lru_clock(srv: &Server) -> u32 {
+    if 1000 / srv.hz.max(1) <= crate::object::LRU_CLOCK_RESOLUTION as i64 {
+        srv.lruclock
+    } else {
+        get_lru_clock()
+    }
+}
+
 impl Server {
     pub fn new(config: Config) -> std::io::Result<Server> {
         let poll = Poll::new()?;
