@@ -2058,6 +2058,7 @@ pub fn xautoclaim_command(srv: &mut Server, c: &mut Client) {
     let mut cursor: Option<Vec<u8>> = None;
     let mut eof = false;
     let mut key_buf = Vec::new();
+    let mut ops = Vec::new();
     loop {
         if attempts == 0 {
             break;
@@ -2084,8 +2085,19 @@ pub fn xautoclaim_command(srv: &mut Server, c: &mut Client) {
             break;
         };
         if !s.entry_exists(id) {
-            // The entry is gone: drop its NACK and report the ID.
+            // The entry is gone: drop its NACK and report the ID (the
+            // replica drops it by the same XCLAIM, which finds no entry).
             if let Some(cg) = s.lookup_cg_mut(&group) {
+                let owner = nack.consumer.as_deref().unwrap_or_default().to_vec();
+                ops.push(stream_propagate_xclaim(
+                    &key,
+                    &group,
+                    &owner,
+                    Bytes::from(id.to_string()),
+                    nack.delivery_time,
+                    nack.delivery_count,
+                    cg.last_id,
+                ));
                 let _ = cg.ack(id);
             }
             dirty += 1;
@@ -2105,11 +2117,21 @@ pub fn xautoclaim_command(srv: &mut Server, c: &mut Client) {
         };
         if let Some(cg) = s.lookup_cg_mut(&group) {
             cg.transfer_nack(&k, &name);
+            let cg_last_id = cg.last_id;
             if let Some(nack) = cg.pel.find_mut(&k) {
                 nack.delivery_time = now;
                 if !justid {
                     nack.delivery_count += 1;
                 }
+                ops.push(stream_propagate_xclaim(
+                    &key,
+                    &group,
+                    &name,
+                    Bytes::from(id.to_string()),
+                    nack.delivery_time,
+                    nack.delivery_count,
+                    cg_last_id,
+                ));
             }
         }
         if justid {
@@ -2134,6 +2156,10 @@ pub fn xautoclaim_command(srv: &mut Server, c: &mut Client) {
             .and_then(|_| StreamID::decode(&key_buf))
     };
     srv.dirty += dirty;
+    // The XCLAIMs are the whole propagation (xautoclaimCommand's
+    // preventCommandPropagation).
+    propagate_ops(srv, dbid, ops);
+    crate::propagate::prevent_command_propagation(srv);
     c.add_reply_array_len(3);
     add_reply_stream_id(c, next.unwrap_or(StreamID::MIN));
     add_reply_deferred_array(c, claimed, &body);
