@@ -3,7 +3,8 @@
 //! (and redis-check-aof accepts it), and the other way round; the incr
 //! file holds the same bytes as redis-server's after the same commands
 //! (the one propagation path: PEXPIREAT, SET PXAT, MULTI/EXEC, DEL for
-//! expired keys...); a truncated tail is handled as `aof-load-truncated`
+//! expired keys..., consumer-group reads and claims as XCLAIM/XGROUP); a
+//! truncated tail is handled as `aof-load-truncated`
 //! says; with `appendfsync always` a write that was acknowledged survives
 //! SIGKILL.
 //!
