@@ -3,7 +3,8 @@
 //! (and redis-check-aof accepts it), and the other way round; the incr
 //! file holds the same bytes as redis-server's after the same commands
 //! (the one propagation path: PEXPIREAT, SET PXAT, MULTI/EXEC, DEL for
-//! expired keys...); a truncated tail is handled as `aof-load-truncated`
+//! expired keys..., consumer-group reads and claims as XCLAIM/XGROUP); a
+//! truncated tail is handled as `aof-load-truncated`
 //! says; with `appendfsync always` a write that was acknowledged survives
 //! SIGKILL.
 //!
@@ -550,5 +551,122 @@ fn info_persistence_fields_and_bio_threads_match_redis() {
     };
     assert_eq!(ours, names(&mut real.connect()));
     drop(real);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Consumer-group commands as t_stream.c propagates them: XREADGROUP as
+/// one XCLAIM ... FORCE JUSTID LASTID per delivered entry, NOACK as XGROUP
+/// CREATECONSUMER + XGROUP SETID ... ENTRIESREAD, XCLAIM as XCLAIMs (also
+/// for a deleted entry it drops from the PEL), LASTID alone as XGROUP
+/// SETID, and a blocked XREADGROUP served by a later XADD.
+const STREAM_GROUP_SCRIPT: &[&[&str]] = &[
+    &["XADD", "s", "1-1", "f", "v"],
+    &["XADD", "s", "2-1", "f", "v"],
+    &["XADD", "s", "3-1", "f", "v"],
+    &["XGROUP", "CREATE", "s", "g", "0"],
+    &[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "alice",
+        "COUNT",
+        "2",
+        "STREAMS",
+        "s",
+        ">",
+    ],
+    &["XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0"],
+    &[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "bob",
+        "NOACK",
+        "STREAMS",
+        "s",
+        ">",
+    ],
+    &[
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "carol",
+        "NOACK",
+        "STREAMS",
+        "s",
+        ">",
+    ],
+    &["XCLAIM", "s", "g", "bob", "0", "1-1", "RETRYCOUNT", "7"],
+    &["XDEL", "s", "2-1"],
+    &["XCLAIM", "s", "g", "bob", "0", "2", "JUSTID"],
+    &["XCLAIM", "s", "g", "bob", "0", "9-9", "LASTID", "5-0"],
+    &["XCLAIM", "s", "g", "dave", "0", "3-1", "FORCE", "JUSTID"],
+];
+
+fn propagated_group_stream(p: Process, dir: &Path) -> Vec<u8> {
+    let mut c = p.connect();
+    for cmd in STREAM_GROUP_SCRIPT {
+        let r = c.must(cmd);
+        assert!(r[0] != b'-', "{cmd:?}: {}", text(&r));
+    }
+    // A reader parks, then an XADD serves it.
+    let mut blocked = p.connect();
+    blocked
+        .send_cmd(&[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "erin",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
+        ])
+        .unwrap();
+    wait_until("the reader to block", Duration::from_secs(10), || {
+        info_field(&mut c, "clients", "blocked_clients") == "1"
+    });
+    c.must(&["XADD", "s", "10-1", "f", "v"]);
+    let r = blocked.read_reply().unwrap();
+    assert!(text(&r).contains("10-1"), "{}", text(&r));
+    c.must(&["PING"]);
+    drop(blocked);
+    shutdown(p);
+    let data = std::fs::read(dir.join("appendonlydir/appendonly.aof.1.incr.aof")).unwrap();
+    let mut out = Vec::new();
+    for line in data.split_inclusive(|&b| b == b'\n') {
+        // XCLAIM's TIME argument is the wall clock in ms.
+        let is_time =
+            line.len() == 15 && line[0] == b'1' && line[..13].iter().all(u8::is_ascii_digit);
+        out.extend_from_slice(if is_time { b"<ms>\r\n" } else { line });
+    }
+    out
+}
+
+#[test]
+fn incr_aof_holds_stream_group_propagation_like_redis_server() {
+    let dir = fresh_dir("xprop-lite");
+    let lite = Server::start_with(&aof_args(&dir, &[]));
+    let ours = text(&propagated_group_stream(lite, &dir));
+    // Spot checks that hold without redis-server too.
+    assert!(!ours.contains("XREADGROUP"), "{ours}");
+    assert!(
+        ours.contains("$5\r\nalice\r\n$1\r\n0\r\n$3\r\n1-1\r\n$4\r\nTIME\r\n$13\r\n<ms>\r\n"),
+        "{ours}"
+    );
+    assert!(
+        ours.contains("CREATECONSUMER\r\n$1\r\ns\r\n$1\r\ng\r\n$3\r\nbob"),
+        "{ours}"
+    );
+    assert!(ours.contains("$11\r\nENTRIESREAD\r\n"), "{ours}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let dir = fresh_dir("xprop-real");
+    let Some(real) = RealRedis::start_with(&aof_args(&dir, &[])) else {
+        return;
+    };
+    let theirs = text(&propagated_group_stream(real, &dir));
+    assert_eq!(ours, theirs);
     let _ = std::fs::remove_dir_all(&dir);
 }

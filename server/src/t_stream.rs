@@ -444,17 +444,25 @@ struct GroupRead<'a> {
 /// delivered (the group's last ID and read counter advance, and unless
 /// NOACK each entry gets a NACK owned by the consumer). With `history`,
 /// streamReplyWithRangeFromConsumerPEL instead.
+///
+/// Returns what the read propagates as (streamPropInfo's work): an XCLAIM
+/// per entry put in the PEL, and with NOACK, when the group's last ID
+/// moved, one XGROUP SETID.
 fn reply_with_range_group(
     c: &mut Client,
     s: &mut Stream,
+    key: &[u8],
     start: StreamID,
     count: usize,
     g: &GroupRead<'_>,
     now: i64,
-) {
+) -> Vec<Vec<Bytes>> {
+    let mut ops = Vec::new();
     if g.history {
-        return reply_from_consumer_pel(c, s, start, count, g);
+        reply_from_consumer_pel(c, s, start, count, g);
+        return ops;
     }
+    let mut propagate_last_id = false;
     // Write the entries while the stream is borrowed read-only, noting the
     // IDs; then apply the group's bookkeeping for each, in Redis's order.
     let mut ids = Vec::new();
@@ -472,7 +480,7 @@ fn reply_with_range_group(
     for id in ids {
         let last_id = match s.lookup_cg(g.group) {
             Some(cg) => cg.last_id,
-            None => return,
+            None => return ops,
         };
         let entries_read = if id > last_id {
             let er = s.lookup_cg(g.group).map_or(0, |cg| cg.entries_read);
@@ -481,15 +489,116 @@ fn reply_with_range_group(
             None
         };
         let Some(cg) = s.lookup_cg_mut(g.group) else {
-            return;
+            return ops;
         };
         if let Some(er) = entries_read {
             cg.entries_read = er;
             cg.last_id = id;
+            // Without NOACK the last ID travels in each XCLAIM's LASTID.
+            propagate_last_id |= g.noack;
         }
         if !g.noack {
             cg.deliver(id, g.consumer, now);
+            if let Some(nack) = cg.pel.find(&id.encode()) {
+                ops.push(stream_propagate_xclaim(
+                    key,
+                    g.group,
+                    g.consumer,
+                    Bytes::from(id.to_string()),
+                    nack.delivery_time,
+                    nack.delivery_count,
+                    cg.last_id,
+                ));
+            }
         }
+    }
+    if propagate_last_id {
+        if let Some(cg) = s.lookup_cg(g.group) {
+            ops.push(stream_propagate_group_id(
+                key,
+                g.group,
+                cg.last_id,
+                cg.entries_read,
+            ));
+        }
+    }
+    ops
+}
+
+/// streamPropagateXCLAIM: an entry put in (or removed from) a PEL
+/// propagates as an XCLAIM that does the same thing wherever it is
+/// replayed, whatever the replica's clock says:
+/// `XCLAIM key group consumer 0 id TIME ms RETRYCOUNT n FORCE JUSTID
+/// LASTID group-last-id` (JUSTID: the replica need not read the entry).
+fn stream_propagate_xclaim(
+    key: &[u8],
+    group: &[u8],
+    consumer: &[u8],
+    id_arg: Bytes,
+    delivery_time: i64,
+    delivery_count: u64,
+    last_id: StreamID,
+) -> Vec<Bytes> {
+    vec![
+        Bytes::from_static(b"XCLAIM"),
+        Bytes::copy_from_slice(key),
+        Bytes::copy_from_slice(group),
+        Bytes::copy_from_slice(consumer),
+        Bytes::from_static(b"0"),
+        id_arg,
+        Bytes::from_static(b"TIME"),
+        Bytes::from(delivery_time.to_string()),
+        Bytes::from_static(b"RETRYCOUNT"),
+        Bytes::from(delivery_count.to_string()),
+        Bytes::from_static(b"FORCE"),
+        Bytes::from_static(b"JUSTID"),
+        Bytes::from_static(b"LASTID"),
+        Bytes::from(last_id.to_string()),
+    ]
+}
+
+/// streamPropagateGroupID: the group's last ID moved with no PEL entry to
+/// carry it (NOACK, or XCLAIM LASTID claiming nothing):
+/// `XGROUP SETID key group id ENTRIESREAD n`.
+fn stream_propagate_group_id(
+    key: &[u8],
+    group: &[u8],
+    last_id: StreamID,
+    entries_read: i64,
+) -> Vec<Bytes> {
+    vec![
+        Bytes::from_static(b"XGROUP"),
+        Bytes::from_static(b"SETID"),
+        Bytes::copy_from_slice(key),
+        Bytes::copy_from_slice(group),
+        Bytes::from(last_id.to_string()),
+        Bytes::from_static(b"ENTRIESREAD"),
+        Bytes::from(entries_read.to_string()),
+    ]
+}
+
+/// streamPropagateConsumerCreation: with NOACK no XCLAIM creates the
+/// consumer on the replica, so its implicit creation propagates as
+/// `XGROUP CREATECONSUMER key group consumer`.
+fn stream_propagate_consumer_creation(key: &[u8], group: &[u8], consumer: &[u8]) -> Vec<Bytes> {
+    vec![
+        Bytes::from_static(b"XGROUP"),
+        Bytes::from_static(b"CREATECONSUMER"),
+        Bytes::copy_from_slice(key),
+        Bytes::copy_from_slice(group),
+        Bytes::copy_from_slice(consumer),
+    ]
+}
+
+/// Queue stream ops for the AOF and the replicas.
+fn propagate_ops(srv: &mut Server, dbid: usize, ops: Vec<Vec<Bytes>>) {
+    for argv in ops {
+        crate::propagate::also_propagate(
+            srv,
+            dbid,
+            argv,
+            crate::propagate::PROPAGATE_AOF | crate::propagate::PROPAGATE_REPL,
+        );
     }
 }
 
@@ -542,18 +651,19 @@ fn lookup_or_create_consumer(
     key: &[u8],
     group: &[u8],
     consumer: &[u8],
-) {
+) -> bool {
     let now = server::mstime();
     let Some(cg) = stream_at(srv, dbid, key).and_then(|s| s.lookup_cg_mut(group)) else {
-        return;
+        return false;
     };
     if let Some(existing) = cg.lookup_consumer_mut(consumer) {
         existing.seen_time = now;
-        return;
+        return false;
     }
     cg.create_consumer(consumer, now);
     srv.dirty += 1;
     notify_keyspace_event(srv, NOTIFY_STREAM, "xgroup-createconsumer", key, dbid);
+    true
 }
 
 // ---- XADD / XTRIM ----
@@ -915,6 +1025,9 @@ pub fn xread_command(srv: &mut Server, c: &mut Client) {
 // redis: t_stream.c xreadCommand
 pub fn xreadgroup_command(srv: &mut Server, c: &mut Client) {
     xread_generic_command(srv, c, true);
+    // The read propagates through its effects (the XCLAIMs and XGROUPs
+    // queued while serving it), never as itself.
+    crate::propagate::prevent_command_propagation(srv);
 }
 
 /// The parsed options of XREAD/XREADGROUP.
@@ -1107,7 +1220,10 @@ fn xread_generic_command(srv: &mut Server, c: &mut Client, xreadgroup: bool) {
                 add_reply_range(c, s, Some(start), None, a.count, false);
             }
             Some((group, consumer)) => {
-                lookup_or_create_consumer(srv, dbid, &key, group, consumer);
+                if lookup_or_create_consumer(srv, dbid, &key, group, consumer) && a.noack {
+                    let op = stream_propagate_consumer_creation(&key, group, consumer);
+                    propagate_ops(srv, dbid, vec![op]);
+                }
                 let g = GroupRead {
                     group,
                     consumer,
@@ -1115,7 +1231,9 @@ fn xread_generic_command(srv: &mut Server, c: &mut Client, xreadgroup: bool) {
                     history,
                 };
                 if let Some(s) = stream_at(srv, dbid, &key) {
-                    reply_with_range_group(c, s, start, a.count, &g, server::mstime());
+                    let ops =
+                        reply_with_range_group(c, s, &key, start, a.count, &g, server::mstime());
+                    propagate_ops(srv, dbid, ops);
                 }
                 srv.dirty += 1;
             }
@@ -1227,7 +1345,10 @@ pub fn serve_clients_blocked_on_stream_key(srv: &mut Server, dbid: usize, key: &
         let key = key.clone();
         finish_blocked_reader(srv, token, move |srv, c| {
             if let Some((g, consumer)) = &group {
-                lookup_or_create_consumer(srv, dbid, &key, g, consumer);
+                if lookup_or_create_consumer(srv, dbid, &key, g, consumer) && noack {
+                    let op = stream_propagate_consumer_creation(&key, g, consumer);
+                    propagate_ops(srv, dbid, vec![op]);
+                }
             }
             if c.resp == protocol::reply::Resp::V3 {
                 c.add_reply_map_len(1);
@@ -1250,7 +1371,9 @@ pub fn serve_clients_blocked_on_stream_key(srv: &mut Server, dbid: usize, key: &
                         noack,
                         history: false,
                     };
-                    reply_with_range_group(c, s, start, count, &read, server::mstime());
+                    let ops =
+                        reply_with_range_group(c, s, &key, start, count, &read, server::mstime());
+                    propagate_ops(srv, dbid, ops);
                 }
             }
         });
@@ -1771,7 +1894,10 @@ pub fn xclaim_command(srv: &mut Server, c: &mut Client) {
     let mut dirty = 0u64;
     let mut consumer_ready = false;
     let mut body = BytesMut::new();
-    for id in ids {
+    let mut ops = Vec::new();
+    for (i, id) in ids.into_iter().enumerate() {
+        // What the client wrote for this ID: the XCLAIM propagates it as is.
+        let id_arg = c.argv[5 + i].clone();
         let k = id.encode();
         let Some(s) = stream_at(srv, dbid, &key) else {
             break;
@@ -1782,7 +1908,17 @@ pub fn xclaim_command(srv: &mut Server, c: &mut Client) {
         };
         if !exists {
             // The entry is gone: so is its NACK.
-            if cg.pel.find(&k).is_some() {
+            if let Some(nack) = cg.pel.find(&k) {
+                let owner = nack.consumer.as_deref().unwrap_or_default().to_vec();
+                ops.push(stream_propagate_xclaim(
+                    &key,
+                    &group,
+                    &owner,
+                    id_arg,
+                    nack.delivery_time,
+                    nack.delivery_count,
+                    cg.last_id,
+                ));
                 let _ = cg.ack(id);
                 dirty += 1;
                 propagate_last_id = false;
@@ -1819,6 +1955,7 @@ pub fn xclaim_command(srv: &mut Server, c: &mut Client) {
             break;
         };
         cg.transfer_nack(&k, &name);
+        let cg_last_id = cg.last_id;
         if let Some(nack) = cg.pel.find_mut(&k) {
             nack.delivery_time = deliverytime;
             if retrycount >= 0 {
@@ -1826,6 +1963,15 @@ pub fn xclaim_command(srv: &mut Server, c: &mut Client) {
             } else if !justid {
                 nack.delivery_count += 1;
             }
+            ops.push(stream_propagate_xclaim(
+                &key,
+                &group,
+                &name,
+                id_arg,
+                nack.delivery_time,
+                nack.delivery_count,
+                cg_last_id,
+            ));
         }
         if justid {
             put_stream_id(&mut body, id);
@@ -1837,8 +1983,20 @@ pub fn xclaim_command(srv: &mut Server, c: &mut Client) {
         propagate_last_id = false;
     }
     if propagate_last_id {
+        if let Some(cg) = stream_at(srv, dbid, &key).and_then(|s| s.lookup_cg(&group)) {
+            ops.push(stream_propagate_group_id(
+                &key,
+                &group,
+                cg.last_id,
+                cg.entries_read,
+            ));
+        }
         dirty += 1;
     }
+    // The XCLAIMs above are the whole propagation (xclaimCommand's
+    // preventCommandPropagation).
+    propagate_ops(srv, dbid, ops);
+    crate::propagate::prevent_command_propagation(srv);
     srv.dirty += dirty;
     add_reply_deferred_array(c, claimed, &body);
 }
@@ -1900,6 +2058,7 @@ pub fn xautoclaim_command(srv: &mut Server, c: &mut Client) {
     let mut cursor: Option<Vec<u8>> = None;
     let mut eof = false;
     let mut key_buf = Vec::new();
+    let mut ops = Vec::new();
     loop {
         if attempts == 0 {
             break;
@@ -1926,8 +2085,19 @@ pub fn xautoclaim_command(srv: &mut Server, c: &mut Client) {
             break;
         };
         if !s.entry_exists(id) {
-            // The entry is gone: drop its NACK and report the ID.
+            // The entry is gone: drop its NACK and report the ID (the
+            // replica drops it by the same XCLAIM, which finds no entry).
             if let Some(cg) = s.lookup_cg_mut(&group) {
+                let owner = nack.consumer.as_deref().unwrap_or_default().to_vec();
+                ops.push(stream_propagate_xclaim(
+                    &key,
+                    &group,
+                    &owner,
+                    Bytes::from(id.to_string()),
+                    nack.delivery_time,
+                    nack.delivery_count,
+                    cg.last_id,
+                ));
                 let _ = cg.ack(id);
             }
             dirty += 1;
@@ -1947,11 +2117,21 @@ pub fn xautoclaim_command(srv: &mut Server, c: &mut Client) {
         };
         if let Some(cg) = s.lookup_cg_mut(&group) {
             cg.transfer_nack(&k, &name);
+            let cg_last_id = cg.last_id;
             if let Some(nack) = cg.pel.find_mut(&k) {
                 nack.delivery_time = now;
                 if !justid {
                     nack.delivery_count += 1;
                 }
+                ops.push(stream_propagate_xclaim(
+                    &key,
+                    &group,
+                    &name,
+                    Bytes::from(id.to_string()),
+                    nack.delivery_time,
+                    nack.delivery_count,
+                    cg_last_id,
+                ));
             }
         }
         if justid {
@@ -1976,6 +2156,10 @@ pub fn xautoclaim_command(srv: &mut Server, c: &mut Client) {
             .and_then(|_| StreamID::decode(&key_buf))
     };
     srv.dirty += dirty;
+    // The XCLAIMs are the whole propagation (xautoclaimCommand's
+    // preventCommandPropagation).
+    propagate_ops(srv, dbid, ops);
+    crate::propagate::prevent_command_propagation(srv);
     c.add_reply_array_len(3);
     add_reply_stream_id(c, next.unwrap_or(StreamID::MIN));
     add_reply_deferred_array(c, claimed, &body);
