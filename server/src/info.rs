@@ -191,7 +191,7 @@ fn clients_section(srv: &Server) -> String {
         "client_recent_max_output_buffer" => max_out,
         "blocked_clients" => srv.blocked_clients,
         "tracking_clients" => 0,
-        "clients_in_timeout_table" => 0,
+        "clients_in_timeout_table" => srv.clients_timeout_table.len(),
     );
     s
 }
@@ -259,7 +259,7 @@ fn memory_section(srv: &Server) -> String {
         "used_memory_scripts_eval" => scripts_eval,
         "number_of_cached_scripts" => cached_scripts,
         "number_of_functions" => srv.functions.functions_num(),
-        "number_of_libraries" => 0,
+        "number_of_libraries" => srv.functions.lib_ctx.libraries.len(),
         "used_memory_vm_functions" => srv.functions.memory_vm(),
         "used_memory_vm_total" => lua_vm + srv.functions.memory_vm(),
         "used_memory_vm_total_human" =>
