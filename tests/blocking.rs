@@ -238,3 +238,39 @@ fn client_unblock_error_counts_as_failed_call() {
     assert!(stats.contains("total_error_replies:1\r\n"), "{stats}");
     assert!(stats.contains("rejected_calls=0,failed_calls=1"), "{stats}");
 }
+
+/// INFO's `clients_in_timeout_table` counts the blocked clients that have a
+/// deadline (a BLPOP with timeout 0 is not in the table), and
+/// `number_of_libraries` the loaded function libraries: both as
+/// redis-server reports them for the same state.
+#[test]
+fn info_counts_timeout_table_and_function_libraries_like_redis() {
+    let fields = common::run_on_both(|srv| {
+        let mut ctl = srv.connect();
+        let mut waiters: Vec<Conn> = (0..4).map(|_| srv.connect()).collect();
+        for (i, w) in waiters.iter_mut().enumerate() {
+            let timeout = if i == 3 { "0" } else { "100" };
+            w.send_cmd(&["BLPOP", "q", timeout]).unwrap();
+            wait_blocked(&mut ctl, i + 1);
+        }
+        for lib in ["a", "b"] {
+            let code = format!(
+                "#!lua name={lib}\nredis.register_function('{lib}f', function() return 1 end)"
+            );
+            ctl.must(&["FUNCTION", "LOAD", &code]);
+        }
+        let field = |c: &mut Conn, section: &str, name: &str| {
+            let text = String::from_utf8_lossy(&c.must(&["INFO", section])).into_owned();
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_string))
+                .unwrap_or_else(|| panic!("{name} in INFO {section}"))
+        };
+        let got = (
+            field(&mut ctl, "clients", "clients_in_timeout_table"),
+            field(&mut ctl, "memory", "number_of_libraries"),
+        );
+        ctl.must(&["RPUSH", "q", "1", "2", "3", "4"]);
+        got
+    });
+    assert_eq!(fields, ("3".to_string(), "2".to_string()));
+}
