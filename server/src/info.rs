@@ -16,8 +16,6 @@
 //! `everything` is all (no module sections here). Names are
 //! case-insensitive, several may be given, unknown ones add nothing.
 
-use std::sync::OnceLock;
-
 use crate::memory;
 use crate::networking::Client;
 use crate::server::{Server, REDIS_VERSION};
@@ -396,19 +394,13 @@ fn stats_section(srv: &Server) -> String {
     s
 }
 
-/// CONFIG_RUN_ID_SIZE hex digits, random per process (changeReplicationId).
-fn master_replid() -> &'static str {
-    static ID: OnceLock<String> = OnceLock::new();
-    ID.get_or_init(|| crate::server::random_hex(crate::server::CONFIG_RUN_ID_SIZE))
-}
-
 fn replication_section(srv: &Server) -> String {
     let mut s = String::from("# Replication\r\n");
     fields!(s,
         "role" => "master",
         "connected_slaves" => 0,
         "master_failover_state" => "no-failover",
-        "master_replid" => master_replid(),
+        "master_replid" => srv.repl.replid,
         "master_replid2" => "0".repeat(crate::server::CONFIG_RUN_ID_SIZE),
         "master_repl_offset" => 0,
         "second_repl_offset" => -1,

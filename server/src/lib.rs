@@ -41,6 +41,7 @@ pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
 pub mod recorder;
+pub mod replication;
 pub mod script;
 pub mod script_lua;
 pub mod server;

@@ -85,6 +85,12 @@ pub const CLIENT_EXECUTING_MULTI: u32 = 1 << 15;
 pub const CLIENT_REPLY_SKIP: u32 = 1 << 16;
 /// ...which becomes CLIENT_REPLY_SKIP for the command after CLIENT REPLY SKIP.
 pub const CLIENT_REPLY_SKIP_NEXT: u32 = 1 << 17;
+/// A replica attached with SYNC/PSYNC: receives the replication stream
+/// (replication/master.rs).
+pub const CLIENT_SLAVE: u32 = 1 << 20;
+/// The link to our own master: its commands are the replication stream
+/// and get no replies (replication/replica.rs).
+pub const CLIENT_MASTER: u32 = 1 << 21;
 
 /// Whose connection this is, as CLIENT KILL TYPE / CLIENT LIST see it.
 pub struct Client {
@@ -160,6 +166,9 @@ pub struct Client {
     pub mstate: crate::multi::MultiState,
     /// The keys this client WATCHes (multi.rs).
     pub watched_keys: Vec<crate::multi::WatchedKey>,
+    /// Replication: what a master knows of this replica, or the offsets
+    /// of our own master's link (replication/).
+    pub repl: crate::replication::ClientRepl,
 }
 
 /// A client's socket: TCP or the unix socket (Redis's `connection`, with
@@ -292,6 +301,7 @@ impl Client {
             pubsubshard_channels: Default::default(),
             mstate: crate::multi::MultiState::default(),
             watched_keys: Vec::new(),
+            repl: Default::default(),
         }
     }
 

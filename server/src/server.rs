@@ -284,6 +284,8 @@ pub struct Server {
     pub propagate: crate::propagate::PropagateState,
     /// The append only file (aof.rs).
     pub aof: crate::aof::AofState,
+    /// Replication, both halves (replication/).
+    pub repl: crate::replication::ReplicationState,
 }
 
 /// Wall-clock unix time in milliseconds.
@@ -399,6 +401,7 @@ impl Server {
             pre_command_oom_state: false,
             rdb: Default::default(),
             propagate: Default::default(),
+            repl: Default::default(),
             aof,
         })
     }

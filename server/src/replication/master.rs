@@ -1,0 +1,1 @@
+//! The master side of replication: see mod.rs.

@@ -1,0 +1,1 @@
+//! The replica side of replication: see mod.rs.
