@@ -515,7 +515,7 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
         Ok(0) => {
             // One line with the client's CLIENT LIST fields, as Redis's.
             if crate::log::verbosity_at_most(LogLevel::Verbose) {
-                let info = client_info_string(c, "");
+                let info = client_info_string(c);
                 server_log(
                     LogLevel::Verbose,
                     &format!(
@@ -562,7 +562,7 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     if c.querybuf.len() as u64 > limit || big_bulk {
         // The client's CLIENT LIST line and the first 64 bytes, quoted as
         // sdscatrepr quotes them.
-        let info = client_info_string(c, c.last_cmd);
+        let info = client_info_string(c);
         let mut head = BytesMut::new();
         crate::monitor::cat_repr(&mut head, &c.querybuf[..c.querybuf.len().min(64)]);
         server_log(
@@ -682,7 +682,7 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                 c.add_reply_error_bytes(&e.to_bytes());
                 // Logged after the error reply is queued, as Redis (obl counts it).
                 if crate::log::verbosity_at_most(LogLevel::Verbose) {
-                    let info = client_info_string(c, "");
+                    let info = client_info_string(c);
                     server_log(
                         LogLevel::Verbose,
                         &format!(
@@ -880,14 +880,9 @@ pub fn close_client_on_output_buffer_limit_reached(
         return false;
     }
     // The whole CLIENT LIST line (catClientInfoString), as Redis logs it.
-    // A command still running shows under its name (Redis has set
-    // c->lastcmd before calling it).
-    let running = c
-        .argv
-        .first()
-        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
-        .unwrap_or_default();
-    let info = client_info_string(c, &running);
+    // A command still running shows under its name (process_command set
+    // last_cmd before calling it, as Redis sets c->lastcmd).
+    let info = client_info_string(c);
     server_log(
         LogLevel::Warning,
         &format!(
@@ -1150,8 +1145,8 @@ pub fn client_getname_command(_srv: &mut Server, c: &mut Client) {
 
 /// CLIENT INFO
 // redis: networking.c clientCommand ("info") -> catClientInfoString
-pub fn client_info_command(srv: &mut Server, c: &mut Client) {
-    let mut text = client_info_string(c, &current_command_name(srv, c));
+pub fn client_info_command(_srv: &mut Server, c: &mut Client) {
+    let mut text = client_info_string(c);
     text.push(b'\n');
     c.add_reply_verbatim(&text);
 }
@@ -1159,7 +1154,6 @@ pub fn client_info_command(srv: &mut Server, c: &mut Client) {
 /// CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
 // redis: networking.c clientCommand ("list") -> getAllClientsInfoString
 pub fn client_list_command(srv: &mut Server, c: &mut Client) {
-    let me = current_command_name(srv, c);
     let mut text = Vec::new();
     if c.argc() == 4 && c.arg(2).eq_ignore_ascii_case(b"type") {
         let Some(ty) = client_type_by_name(c.arg(3)) else {
@@ -1170,7 +1164,7 @@ pub fn client_list_command(srv: &mut Server, c: &mut Client) {
         for id in all_client_ids(srv, c) {
             with_client(srv, c, id, |cl| {
                 if client_type(cl) == ty {
-                    append_info_line(&mut text, cl, &me);
+                    append_info_line(&mut text, cl);
                 }
             });
         }
@@ -1181,14 +1175,14 @@ pub fn client_list_command(srv: &mut Server, c: &mut Client) {
                 c.add_reply_error("ERR Invalid client ID");
                 return;
             };
-            with_client(srv, c, id as u64, |cl| append_info_line(&mut text, cl, &me));
+            with_client(srv, c, id as u64, |cl| append_info_line(&mut text, cl));
         }
     } else if c.argc() != 2 {
         c.add_reply_syntax_error();
         return;
     } else {
         for id in all_client_ids(srv, c) {
-            with_client(srv, c, id, |cl| append_info_line(&mut text, cl, &me));
+            with_client(srv, c, id, |cl| append_info_line(&mut text, cl));
         }
     }
     c.add_reply_verbatim(&text);
@@ -1494,15 +1488,6 @@ fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
     }
 }
 
-/// The full name of the command the calling client is running ("client|list"):
-/// Redis sets c->cmd before the call, so CLIENT LIST shows it for itself.
-pub fn current_command_name(srv: &Server, c: &Client) -> String {
-    match srv.commands.lookup_argv(&c.argv) {
-        Ok(Some(id)) => srv.commands.get(id).fullname.to_string(),
-        _ => c.last_cmd.to_string(),
-    }
-}
-
 /// Every client id, the caller included, in creation order (Redis walks
 /// server.clients, which is in creation order).
 fn all_client_ids(srv: &Server, c: &Client) -> Vec<u64> {
@@ -1522,8 +1507,8 @@ fn with_client(srv: &Server, c: &Client, id: u64, f: impl FnOnce(&Client)) {
     }
 }
 
-fn append_info_line(out: &mut Vec<u8>, cl: &Client, current_cmd: &str) {
-    out.extend_from_slice(&client_info_string(cl, current_cmd));
+fn append_info_line(out: &mut Vec<u8>, cl: &Client) {
+    out.extend_from_slice(&client_info_string(cl));
     out.push(b'\n');
 }
 
@@ -1560,18 +1545,15 @@ fn protocol_error_sample(q: &[u8]) -> String {
 }
 
 /// catClientInfoString: one CLIENT LIST line, fields in 7.0.15's order.
-/// `running_cmd` is used for the client whose command is executing; other
-/// clients show their last command. Memory fields are redis-lite's own
+/// cmd= is the client's last command as process_command looked it up
+/// (c->lastcmd): the running one, the one a blocked or paused client waits
+/// in, "NULL" after an unknown command. Memory fields are redis-lite's own
 /// buffers measured the way Redis measures its: they cannot match Redis.
-pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
+pub fn client_info_string(cl: &Client) -> Vec<u8> {
     let now = Instant::now();
     let age = now.saturating_duration_since(cl.ctime).as_secs();
     let idle = now.saturating_duration_since(cl.last_interaction).as_secs();
-    let cmd = if cl.argv.is_empty() {
-        cl.last_cmd
-    } else {
-        running_cmd
-    };
+    let cmd = cl.last_cmd;
     let argv_mem: usize = cl.argv.iter().map(|a| a.len()).sum();
     // The command being run is still part of qbuf, as in Redis (qb_pos).
     let qbuf = cl.qb_pos + cl.querybuf.len();
@@ -1636,7 +1618,7 @@ pub fn client_flags_string(flags: u32) -> String {
     if flags & CLIENT_MULTI != 0 {
         s.push('x');
     }
-    if flags & CLIENT_BLOCKED != 0 {
+    if flags & (CLIENT_BLOCKED | CLIENT_POSTPONED) != 0 {
         s.push('b');
     }
     if flags & CLIENT_DIRTY_CAS != 0 {
@@ -1779,9 +1761,21 @@ pub fn command_is_paused(srv: &Server, flags: u64) -> bool {
 }
 
 /// blockClient(c, BLOCKED_POSTPONE): park the client with its command.
+/// Redis counts it among blocked_clients and CLIENT LIST shows it with
+/// flag b, as any blocked client.
 pub fn postpone_client(srv: &mut Server, c: &mut Client) {
     c.flags |= CLIENT_POSTPONED;
+    srv.blocked_clients += 1;
     srv.postponed_clients.push(c.token);
+}
+
+/// unblockClient for BLOCKED_POSTPONE: the client leaves the count (its
+/// token stays in `postponed_clients` until the list is next walked).
+pub fn unpostpone_client(srv: &mut Server, c: &mut Client) {
+    if c.has_flag(CLIENT_POSTPONED) {
+        c.flags &= !CLIENT_POSTPONED;
+        srv.blocked_clients = srv.blocked_clients.saturating_sub(1);
+    }
 }
 
 /// unblockPostponedClients: once the pause is over, run each parked
@@ -1793,7 +1787,7 @@ pub fn resume_postponed_clients(srv: &mut Server) {
         let Some(mut c) = srv.clients.remove(&token) else {
             continue;
         };
-        c.flags &= !CLIENT_POSTPONED;
+        unpostpone_client(srv, &mut c);
         server::process_command(srv, &mut c);
         if !c.has_flag(CLIENT_POSTPONED) {
             c.argv.clear();
@@ -2051,6 +2045,7 @@ pub fn free_client(srv: &mut Server, token: Token) {
         // A client that disconnects while blocked leaves its queues, and
         // a watching one its watched keys.
         crate::blocked::unblock_client(srv, &mut c);
+        unpostpone_client(srv, &mut c);
         crate::multi::discard_transaction(srv, &mut c);
         // ... and every channel and pattern it subscribed to.
         crate::pubsub::pubsub_unsubscribe_all(srv, &mut c);

@@ -441,14 +441,22 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
+    // c->lastcmd: set before any check, so CLIENT LIST shows what a
+    // blocked, paused or rejected client last asked for ("NULL" when the
+    // command does not exist, as in Redis).
     let id = match srv.commands.lookup_argv(&c.argv) {
-        Ok(Some(id)) => id,
+        Ok(Some(id)) => {
+            c.last_cmd = srv.commands.get(id).fullname;
+            id
+        }
         Ok(None) => {
+            c.last_cmd = "NULL";
             let msg = unknown_command_error(&c.argv);
             reject_command(srv, c, None, &msg);
             return;
         }
         Err(container) => {
+            c.last_cmd = "NULL";
             let mut msg = b"ERR unknown subcommand '".to_vec();
             msg.extend_from_slice(c_str_prefix(c.arg(1), 128));
             msg.extend_from_slice(b"'. Try ");
@@ -619,7 +627,6 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // Between MULTI and EXEC commands are queued, not run (multi.rs).
     if c.has_flag(CLIENT_MULTI) && !runs_inside_multi(srv, id) {
         multi::queue_multi_command(c, id, get_command_flags(srv, c, id));
-        c.last_cmd = srv.commands.get(id).fullname;
         c.add_reply_status(b"QUEUED");
         return;
     }
@@ -819,10 +826,15 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
         monitor::replication_feed_monitors(srv, c, c.db, &argv);
     }
     c.argv = argv;
-    c.last_cmd = static_fullname(srv, id);
+    // Scripts and the AOF loader call() without process_command and set
+    // lastcmd here, as scriptCall does; EXEC's commands leave it at exec.
+    if !c.has_flag(networking::CLIENT_EXECUTING_MULTI) {
+        c.last_cmd = static_fullname(srv, id);
+    }
     // 4a. redis-lite's flight recorder and blame (recorder.rs), when on.
     if crate::recorder::on() {
-        crate::recorder::call_end(srv, c, reply_len_before, start, micros);
+        let name = static_fullname(srv, id);
+        crate::recorder::call_end(srv, c, name, reply_len_before, start, micros);
     }
 
     // 4. Command statistics (INFO commandstats, LATENCY HISTOGRAM) and
