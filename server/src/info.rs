@@ -383,7 +383,7 @@ fn stats_section(srv: &Server) -> String {
         "tracking_total_prefixes" => 0,
         "unexpected_error_replies" => 0,
         "total_error_replies" => st.total_error_replies,
-        "dump_payload_sanitizations" => 0,
+        "dump_payload_sanitizations" => srv.stats.dump_payload_sanitizations,
         "total_reads_processed" => st.total_reads_processed,
         "total_writes_processed" => st.total_writes_processed,
         "io_threaded_reads_processed" => 0,

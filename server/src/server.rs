@@ -64,6 +64,8 @@ pub const STATS_METRIC_SAMPLES: usize = 16;
 /// Counters reported by INFO stats (server.stat_* in Redis).
 #[derive(Default, Debug)]
 pub struct Stats {
+    /// Blobs deep-checked by sanitize-dump-payload (RESTORE and RDB loads).
+    pub dump_payload_sanitizations: u64,
     pub numcommands: u64,
     pub numconnections: u64,
     pub rejected_conn: u64,
