@@ -132,8 +132,10 @@ pub struct Client {
     pub last_interaction: Instant,
     /// Full name of the last command run (CLIENT LIST cmd=).
     pub last_cmd: &'static str,
-    /// Error codes replied during the current command (e.g. "ERR",
-    /// "WRONGTYPE"); `call()` moves them into the error statistics.
+    /// Errors replied during the current command, as full texts
+    /// ("ERR syntax error", "WRONGTYPE Operation ..."; scripts' errors may
+    /// hold the code alone); `call()` moves their codes into the error
+    /// statistics (Server::note_errors).
     pub errors: Vec<Bytes>,
     /// Total bytes read and written (for INFO net counters).
     pub net_input_bytes: u64,
@@ -374,16 +376,15 @@ impl Client {
     }
 
     /// addReplyError: `msg` is the full text starting with its code, e.g.
-    /// "ERR syntax error" or "WRONGTYPE Operation against ...". The code is
-    /// remembered for INFO errorstats.
+    /// "ERR syntax error" or "WRONGTYPE Operation against ...". It is
+    /// remembered for INFO errorstats (and the unexpected-error log).
     pub fn add_reply_error(&mut self, msg: &str) {
         self.add_reply_error_bytes(msg.as_bytes());
     }
 
     pub fn add_reply_error_bytes(&mut self, msg: &[u8]) {
         let msg = msg.strip_prefix(b"-").unwrap_or(msg);
-        let code_end = msg.iter().position(|&b| b == b' ').unwrap_or(msg.len());
-        self.errors.push(Bytes::copy_from_slice(&msg[..code_end]));
+        self.errors.push(Bytes::copy_from_slice(msg));
         reply::error(&mut self.reply, msg);
     }
 

@@ -64,6 +64,8 @@ pub const STATS_METRIC_SAMPLES: usize = 16;
 /// Counters reported by INFO stats (server.stat_* in Redis).
 #[derive(Default, Debug)]
 pub struct Stats {
+    /// Errors replied to the AOF loader, our master or a replica.
+    pub unexpected_error_replies: u64,
     /// Blobs deep-checked by sanitize-dump-payload (RESTORE and RDB loads).
     pub dump_payload_sanitizations: u64,
     pub numcommands: u64,
@@ -408,14 +410,46 @@ impl Server {
         })
     }
 
-    /// Move the error codes a client replied with into INFO errorstats
-    /// (afterErrorReply). Returns how many errors there were.
+    /// afterErrorReply: move the errors a client replied with into INFO
+    /// errorstats, by code. Returns how many errors there were.
+    ///
+    /// An error sent to the AOF loader, to our master or to a replica
+    /// should never happen (the stream only holds commands that worked):
+    /// each one is logged as CRITICAL and counted in
+    /// unexpected_error_replies, as Redis does.
     pub fn note_errors(&mut self, c: &mut Client) -> usize {
         let n = c.errors.len();
-        for code in c.errors.drain(..) {
+        let peer = if c.id == crate::aof::CLIENT_ID_AOF {
+            Some(("server", "AOF-loading-client"))
+        } else if c.has_flag(networking::CLIENT_MASTER) {
+            Some(("replica", "master"))
+        } else if c.has_flag(networking::CLIENT_SLAVE) && !c.has_flag(networking::CLIENT_MONITOR) {
+            Some(("master", "replica"))
+        } else {
+            None
+        };
+        for msg in c.errors.drain(..) {
             self.stats.total_error_replies += 1;
-            let code = String::from_utf8_lossy(&code).into_owned();
+            let code_end = msg.iter().position(|&b| b == b' ').unwrap_or(msg.len());
+            let code = String::from_utf8_lossy(&msg[..code_end]).into_owned();
             *self.stats.errors.entry(code).or_insert(0) += 1;
+            if let Some((from, to)) = peer {
+                self.stats.unexpected_error_replies += 1;
+                // Redis logs the text as the command passed it: plain ERR
+                // messages without their "ERR ", other codes with a '-'.
+                let text = String::from_utf8_lossy(&msg[..msg.len().min(4096)]);
+                let text = match text.strip_prefix("ERR ") {
+                    Some(rest) => rest.to_string(),
+                    None => format!("-{text}"),
+                };
+                server_log(
+                    LogLevel::Warning,
+                    &format!(
+                        "== CRITICAL == This {from} is sending an error to its {to}: '{text}' after processing the command '{}'",
+                        c.last_cmd
+                    ),
+                );
+            }
         }
         n
     }
