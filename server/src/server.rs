@@ -845,10 +845,11 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     srv.latency
         .add_sample_if_needed(threshold, event, duration.as_millis() as u64);
 
-    // A command that blocked (BLPOP on empty lists) goes to SLOWLOG and the
-    // statistics when it is served or times out, not now; when it is served
-    // it runs again, and MONITOR must not show it twice (Redis 7.0 counts a
-    // blocked command once: updateStatsOnUnblock).
+    // A command that blocked (BLPOP on empty lists) is counted as a call
+    // now, as Redis 7.0 counts it in call(); it goes to SLOWLOG when it is
+    // served or times out (updateStatsOnUnblock). When it is served it runs
+    // again here (`reprocessing`): MONITOR must not show it twice and
+    // INFO must not count it twice.
     let blocked = c.has_flag(CLIENT_BLOCKED);
     let reprocessing = srv.reprocessing_command;
 
@@ -876,35 +877,35 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     // 4. Command statistics (INFO commandstats, LATENCY HISTOGRAM) and
     //    error statistics (INFO errorstats).
     let failed = srv.note_errors(c) > 0;
-    if blocked {
-        return;
-    }
     let tracking = srv.config.latency_tracking;
     let cmd = srv.commands.get_mut(id);
-    cmd.stats.calls += 1;
+    if !reprocessing {
+        cmd.stats.calls += 1;
+        srv.stats.numcommands += 1;
+    }
     cmd.stats.microseconds += micros;
+    srv.stats.eventloop_duration_cmd_sum += micros;
+    if blocked {
+        return; // its latency and failure are known when it is unblocked
+    }
     if failed {
         cmd.stats.failed_calls += 1;
     }
     if tracking {
         cmd.histogram.record(duration.as_nanos() as u64);
     }
-    srv.stats.numcommands += 1;
-    srv.stats.eventloop_duration_cmd_sum += micros;
 }
 
 /// updateStatsOnUnblock for a blocked command that ends without being run
-/// again (time-out, CLIENT UNBLOCK): it is counted as one call now.
-/// An error reply (CLIENT UNBLOCK ... ERROR) counts as a failed call.
+/// again (time-out, CLIENT UNBLOCK, a stream reader served from the key):
+/// its call was counted when it blocked; an error reply (CLIENT UNBLOCK
+/// ... ERROR) makes it a failed call.
 pub fn update_stats_on_unblock(srv: &mut Server, c: &mut Client) {
     let failed = srv.note_errors(c) > 0;
     if let Some(id) = srv.commands.lookup(c.last_cmd.as_bytes()) {
-        let cmd = srv.commands.get_mut(id);
-        cmd.stats.calls += 1;
         if failed {
-            cmd.stats.failed_calls += 1;
+            srv.commands.get_mut(id).stats.failed_calls += 1;
         }
-        srv.stats.numcommands += 1;
     }
 }
 
