@@ -267,13 +267,12 @@ struct SocketErr {
     retry_allowed: bool,
 }
 
-/// MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE]
-///   [AUTH password] [AUTH2 username password] [KEYS key [key ...]]
-// redis: cluster.c migrateCommand
-pub fn migrate_command(srv: &mut Server, c: &mut Client) {
+/// MIGRATE's options, parsed as migrateCommand does (the first bad one is
+/// the reply), then the timeout and the db. Also returns where the keys
+/// are: argv[3] alone, or everything after KEYS.
+fn migrate_parse_args(c: &mut Client) -> Option<(MigrateArgs, usize, usize)> {
     let (mut copy, mut replace) = (false, false);
     let (mut username, mut password) = (None, None);
-    // The key is argv[3] unless KEYS gives the list.
     let (mut first_key, mut num_keys) = (3, 1);
     let mut j = 6;
     while j < c.argc() {
@@ -283,17 +282,12 @@ pub fn migrate_command(srv: &mut Server, c: &mut Client) {
             copy = true;
         } else if a.eq_ignore_ascii_case(b"replace") {
             replace = true;
-        } else if a.eq_ignore_ascii_case(b"auth") {
-            if moreargs == 0 {
-                return c.add_reply_syntax_error();
-            }
+        } else if a.eq_ignore_ascii_case(b"auth") && moreargs >= 1 {
+            password = Some(c.argv[j + 1].clone());
+            // Passwords never show in SLOWLOG or MONITOR.
+            c.redact_client_command_argument(j + 1);
             j += 1;
-            password = Some(c.argv[j].clone());
-            c.redact_client_command_argument(j);
-        } else if a.eq_ignore_ascii_case(b"auth2") {
-            if moreargs < 2 {
-                return c.add_reply_syntax_error();
-            }
+        } else if a.eq_ignore_ascii_case(b"auth2") && moreargs >= 2 {
             username = Some(c.argv[j + 1].clone());
             password = Some(c.argv[j + 2].clone());
             c.redact_client_command_argument(j + 1);
@@ -301,26 +295,43 @@ pub fn migrate_command(srv: &mut Server, c: &mut Client) {
             j += 2;
         } else if a.eq_ignore_ascii_case(b"keys") {
             if !c.arg(3).is_empty() {
-                return c.add_reply_error(
+                c.add_reply_error(
                     "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string",
                 );
+                return None;
             }
             first_key = j + 1;
             num_keys = c.argc() - j - 1;
             break; // All the remaining args are keys.
         } else {
-            return c.add_reply_syntax_error();
+            // An unknown option, or AUTH / AUTH2 without their arguments.
+            c.add_reply_syntax_error();
+            return None;
         }
         j += 1;
     }
-
     // Sanity check: the timeout first, then the db, as Redis.
-    let Some(timeout) = parse_long(c, 5) else {
+    let timeout = parse_long(c, 5)?;
+    let dbid = parse_long(c, 4)?;
+    let timeout = if timeout <= 0 { 1000 } else { timeout };
+    let args = MigrateArgs {
+        copy,
+        replace,
+        username,
+        password,
+        dbid,
+        timeout,
+    };
+    Some((args, first_key, num_keys))
+}
+
+/// MIGRATE host port key|"" destination-db timeout [COPY] [REPLACE]
+///   [AUTH password] [AUTH2 username password] [KEYS key [key ...]]
+// redis: cluster.c migrateCommand
+pub fn migrate_command(srv: &mut Server, c: &mut Client) {
+    let Some((args, first_key, num_keys)) = migrate_parse_args(c) else {
         return;
     };
-    let Some(dbid) = parse_long(c, 4) else { return };
-    let timeout = if timeout <= 0 { 1000 } else { timeout };
-
     // Which keys are here: all missing is +NOKEY, not an error (they often
     // just expired meanwhile).
     let mut keys: Vec<Bytes> = Vec::new();
@@ -334,14 +345,6 @@ pub fn migrate_command(srv: &mut Server, c: &mut Client) {
         return c.add_reply_status(b"NOKEY");
     }
 
-    let args = MigrateArgs {
-        copy,
-        replace,
-        username,
-        password,
-        dbid,
-        timeout,
-    };
     let (host, port) = (c.argv[1].clone(), c.argv[2].clone());
     // A cached socket is often found closed by the target: then one retry
     // on a fresh connection, unless the failure was a timeout.
@@ -372,6 +375,116 @@ fn parse_long(c: &mut Client, i: usize) -> Option<i64> {
     v
 }
 
+/// The whole query of one attempt: AUTH, SELECT when `select`, then one
+/// RESTORE per key with its remaining TTL and DUMP payload. Returns it with
+/// the keys it carries: serialising big keys takes time, so a key found
+/// above may have expired since (it is skipped).
+fn migrate_build_query<'k>(
+    srv: &Server,
+    dbid: usize,
+    keys: &'k [Bytes],
+    args: &MigrateArgs,
+    select: bool,
+) -> (Vec<u8>, Vec<&'k Bytes>) {
+    let mut cmd = Vec::new();
+    if let Some(pass) = &args.password {
+        match &args.username {
+            Some(user) => write_command(&mut cmd, &[b"AUTH", user, pass]),
+            None => write_command(&mut cmd, &[b"AUTH", pass]),
+        }
+    }
+    if select {
+        write_command(&mut cmd, &[b"SELECT", args.dbid.to_string().as_bytes()]);
+    }
+    // Redis sends RESTORE-ASKING when cluster mode is on; redis-lite's
+    // cluster bus is not wired in (cluster.rs), so the server is always
+    // standalone and sends RESTORE.
+    let restore: &[u8] = b"RESTORE";
+    let compress = crate::rdb::rdb_compression(srv);
+    let mut sent = Vec::with_capacity(keys.len());
+    for key in keys {
+        let mut ttl = 0;
+        if let Some(expireat) = srv.dbs[dbid].get_expire(key) {
+            ttl = expireat - mstime();
+            if ttl < 0 {
+                continue;
+            }
+            ttl = ttl.max(1);
+        }
+        let Some(o) = srv.dbs[dbid].dict.get(key) else {
+            continue;
+        };
+        let payload = rdb::dump::create_dump_payload(o, compress);
+        let ttl = ttl.to_string();
+        let mut argv: Vec<&[u8]> = vec![restore, key, ttl.as_bytes(), &payload];
+        if args.replace {
+            argv.push(b"REPLACE");
+        }
+        write_command(&mut cmd, &argv);
+        sent.push(key);
+    }
+    (cmd, sent)
+}
+
+/// What the RESTORE replies said (migrateCommand's reply loop).
+struct RestoreReplies {
+    /// The target refused something; the client already got its error.
+    error_from_target: bool,
+    /// The read that failed, if one did.
+    socket_error: Option<io::Error>,
+    /// How many RESTORE replies arrived.
+    replies_read: usize,
+    /// The keys the target took and that were deleted here (not COPY).
+    acked: Vec<Bytes>,
+}
+
+/// Read one reply per sent key. The first error the target sent, in
+/// Redis's order (AUTH, SELECT, the RESTOREs), becomes the client's reply;
+/// an AUTH or SELECT error fails every key, a RESTORE error just its own.
+/// Every other key moved: without COPY it is deleted here, as a DEL.
+fn migrate_read_restore_replies(
+    srv: &mut Server,
+    c: &mut Client,
+    cs: &mut MigrateCachedSocket,
+    sent: &[&Bytes],
+    earlier: [&Option<Vec<u8>>; 2],
+    copy: bool,
+) -> RestoreReplies {
+    let mut r = RestoreReplies {
+        error_from_target: false,
+        socket_error: None,
+        replies_read: 0,
+        acked: Vec::new(),
+    };
+    let earlier_err = earlier.into_iter().flatten().find(|l| l[0] == b'-');
+    for key in sent {
+        let reply = match sync_read_line(cs) {
+            Ok(l) => l,
+            Err(e) => {
+                r.socket_error = Some(e);
+                break;
+            }
+        };
+        r.replies_read += 1;
+        if earlier_err.is_some() || reply[0] == b'-' {
+            if !r.error_from_target {
+                // On error the selected db is no longer known.
+                cs.last_dbid = -1;
+                r.error_from_target = true;
+                reply_target_error(c, &earlier_err.unwrap_or(&reply)[1..]);
+            }
+        } else if !copy {
+            // No COPY: the key is at the target now, delete it here.
+            db_delete(srv, c.db, key);
+            signal_modified_key(srv, c.db, key);
+            notify_keyspace_event(srv, crate::config::NOTIFY_GENERIC, "del", key, c.db);
+            srv.dirty += 1;
+            r.acked.push((*key).clone());
+        }
+    }
+    r
+}
+
 /// One attempt (the `try_again` label): connect, send everything, read the
 /// replies, delete what the target acknowledged. Ok when the client got
 /// its reply (+OK, the target's error, or the connect IOERR); a socket
@@ -391,48 +504,9 @@ fn migrate_try(
     let _ = cs.conn.get_ref().set_read_timeout(timeout);
     let _ = cs.conn.get_ref().set_write_timeout(timeout);
 
-    let mut cmd = Vec::new();
-    if let Some(pass) = &args.password {
-        match &args.username {
-            Some(user) => write_command(&mut cmd, &[b"AUTH", user, pass]),
-            None => write_command(&mut cmd, &[b"AUTH", pass]),
-        }
-    }
     // SELECT only when this connection is not known to be in the db.
     let select = cs.last_dbid != args.dbid;
-    if select {
-        write_command(&mut cmd, &[b"SELECT", args.dbid.to_string().as_bytes()]);
-    }
-
-    // One RESTORE per key still alive: serialising big keys takes time, so
-    // a key found above may have expired since (it is skipped).
-    // Redis sends RESTORE-ASKING when cluster mode is on; redis-lite's
-    // cluster bus is not wired in (cluster.rs), so the server is always
-    // standalone and sends RESTORE.
-    let restore: &[u8] = b"RESTORE";
-    let compress = crate::rdb::rdb_compression(srv);
-    let mut sent: Vec<&Bytes> = Vec::with_capacity(keys.len());
-    for key in keys {
-        let mut ttl = 0;
-        if let Some(expireat) = srv.dbs[c.db].get_expire(key) {
-            ttl = expireat - mstime();
-            if ttl < 0 {
-                continue;
-            }
-            ttl = ttl.max(1);
-        }
-        let Some(o) = srv.dbs[c.db].dict.get(key) else {
-            continue;
-        };
-        let payload = rdb::dump::create_dump_payload(o, compress);
-        let ttl = ttl.to_string();
-        let mut argv: Vec<&[u8]> = vec![restore, key, ttl.as_bytes(), &payload];
-        if args.replace {
-            argv.push(b"REPLACE");
-        }
-        write_command(&mut cmd, &argv);
-        sent.push(key);
-    }
+    let (cmd, sent) = migrate_build_query(srv, c.db, keys, args, select);
 
     // Transfer the query, then read the replies, each within the timeout.
     for chunk in cmd.chunks(MIGRATE_WRITE_CHUNK) {
@@ -458,48 +532,20 @@ fn migrate_try(
     } else {
         None
     };
-    // The first error the target sent, in Redis's order: AUTH, SELECT, the
-    // RESTOREs. It fails every key (AUTH/SELECT) or just its own.
-    let is_err = |r: &Option<Vec<u8>>| r.as_ref().is_some_and(|l| l[0] == b'-');
-    let mut error_from_target = false;
-    let mut socket_error = None;
-    let mut acked: Vec<Bytes> = Vec::new();
-    let mut replies_read = 0;
-    for key in &sent {
-        let reply = match sync_read_line(&mut cs) {
-            Ok(l) => l,
-            Err(e) => {
-                socket_error = Some(e);
-                break;
-            }
-        };
-        replies_read += 1;
-        if is_err(&auth_reply) || is_err(&select_reply) || reply[0] == b'-' {
-            if !error_from_target {
-                // On error the selected db is no longer known.
-                cs.last_dbid = -1;
-                let errline = [&auth_reply, &select_reply]
-                    .into_iter()
-                    .flatten()
-                    .find(|l| l[0] == b'-')
-                    .unwrap_or(&reply);
-                error_from_target = true;
-                reply_target_error(c, &errline[1..]);
-            }
-        } else if !args.copy {
-            // No COPY: the key is at the target now, delete it here.
-            db_delete(srv, c.db, key);
-            signal_modified_key(srv, c.db, key);
-            notify_keyspace_event(srv, crate::config::NOTIFY_GENERIC, "del", key, c.db);
-            srv.dirty += 1;
-            acked.push((*key).clone());
-        }
-    }
+    let r = migrate_read_restore_replies(
+        srv,
+        c,
+        &mut cs,
+        &sent,
+        [&auth_reply, &select_reply],
+        args.copy,
+    );
+    let (error_from_target, socket_error, acked) = (r.error_from_target, r.socket_error, r.acked);
 
     // Nothing was processed and the first reply never came: retry now,
     // before the command vector is rewritten.
     if let Some(e) = &socket_error {
-        if !error_from_target && replies_read == 0 && !is_timeout(e) {
+        if !error_from_target && r.replies_read == 0 && !is_timeout(e) {
             return Err(read_err(io::Error::from(e.kind())));
         }
     }
