@@ -897,3 +897,43 @@ fn module_commands_match_redis_server() {
         .log_tail()
         .contains("Module /nonexistent/mod.so failed to load"));
 }
+
+// ---------------------------------------------------------------------------
+// The socket cache's idle sweep
+// ---------------------------------------------------------------------------
+
+/// Seconds from a MIGRATE until the source's cron closed its cached
+/// connection (migrate_cached_sockets back to 0), polled every 100 ms.
+fn seconds_until_cache_empty(src: &Process, dst: &Process) -> f64 {
+    let mut s = src.connect();
+    s.must(&["SET", "k", "v"]);
+    let port = port_arg(dst);
+    let r = s.must(&["MIGRATE", "127.0.0.1", &port, "k", "0", "5000", "COPY"]);
+    assert_eq!(text(&r), "+OK\r\n");
+    let start = std::time::Instant::now();
+    assert_eq!(info_field(&mut s, "migrate_cached_sockets"), "1");
+    while info_field(&mut s, "migrate_cached_sockets") != "0" {
+        assert!(start.elapsed() < Duration::from_secs(60), "never closed");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    start.elapsed().as_secs_f64()
+}
+
+/// MIGRATE_SOCKET_CACHE_TTL: a connection idle for more than 10 s is
+/// closed by the cron, never before (the sweep compares whole seconds, so
+/// "more than 10" is at least 10 s of real time). redis-server's sweep is
+/// run alongside as the reference for the same rule.
+#[test]
+fn cached_connection_is_closed_after_ten_idle_seconds() {
+    let dst = Server::start();
+    // redis-server's run (its own target) goes on in parallel.
+    let real = std::thread::spawn(|| {
+        let src = RealRedis::start()?;
+        Some(seconds_until_cache_empty(&src, &Server::start()))
+    });
+    let ours = seconds_until_cache_empty(&Server::start(), &dst);
+    assert!(ours >= 10.0, "closed after {ours:.1} s");
+    if let Some(theirs) = real.join().unwrap() {
+        assert!(theirs >= 10.0, "redis-server closed after {theirs:.1} s");
+    }
+}
