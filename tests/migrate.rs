@@ -937,3 +937,41 @@ fn cached_connection_is_closed_after_ten_idle_seconds() {
         assert!(theirs >= 10.0, "redis-server closed after {theirs:.1} s");
     }
 }
+
+/// The cache key is the host and port *as written*: "0<port>" is the same
+/// target (atoi) but another entry. 70 spellings fill the cache to
+/// MIGRATE_SOCKET_CACHE_ITEMS (64) and no further: each new connection past
+/// it closes a random cached one.
+fn cache_sizes(src: &Process, dst: &Process) -> Vec<String> {
+    let mut s = src.connect();
+    s.must(&["SET", "k", "v"]);
+    (0..70)
+        .map(|i| {
+            let port = format!("{}{}", "0".repeat(i), dst.port);
+            let cmd = [
+                "MIGRATE",
+                "127.0.0.1",
+                &port,
+                "k",
+                "0",
+                "5000",
+                "COPY",
+                "REPLACE",
+            ];
+            let r = text(&s.must(&cmd));
+            format!("{r} {}", info_field(&mut s, "migrate_cached_sockets"))
+        })
+        .collect()
+}
+
+#[test]
+fn socket_cache_holds_at_most_64_connections() {
+    let dst = Server::start();
+    let ours = cache_sizes(&Server::start(), &dst);
+    assert_eq!(ours[0], "+OK\r\n 1");
+    assert_eq!(ours[63], "+OK\r\n 64");
+    assert_eq!(ours[69], "+OK\r\n 64");
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(ours, cache_sizes(&real, &dst));
+    }
+}
