@@ -370,7 +370,7 @@ fn stats_section(srv: &Server) -> String {
         "pubsubshard_channels" => srv.pubsubshard_channels.len(),
         "latest_fork_usec" => st.fork_time_us,
         "total_forks" => st.total_forks,
-        "migrate_cached_sockets" => 0,
+        "migrate_cached_sockets" => srv.migrate_sockets.len(),
         "slave_expires_tracked_keys" => 0,
         "active_defrag_hits" => 0,
         "active_defrag_misses" => 0,

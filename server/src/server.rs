@@ -284,6 +284,8 @@ pub struct Server {
     pub rdb: crate::rdb::RdbState,
     /// ACL users and the ACL LOG (acl.rs).
     pub acl: crate::acl::Acl,
+    /// MIGRATE's cached connections to targets (migrate.rs).
+    pub migrate_sockets: crate::migrate::MigrateSockets,
     /// The propagation queue and flags (propagate.rs).
     pub propagate: crate::propagate::PropagateState,
     /// The append only file (aof.rs).
@@ -340,6 +342,7 @@ impl Server {
             dbs,
             commands,
             acl,
+            migrate_sockets: Default::default(),
             clients: HashMap::default(),
             poll,
             listeners: Vec::new(),
@@ -522,16 +525,30 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
-    if cmd.spec.flags & CMD_PROTECTED != 0
-        && !allow_protected_action(srv.config.enable_debug_command, c)
-    {
-        reject_command(
-            srv,
-            c,
-            Some(id),
-            b"ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
-        );
-        return;
+    // Protected commands: DEBUG behind enable-debug-command, MODULE
+    // LOAD/LOADEX/UNLOAD behind enable-module-command.
+    if cmd.spec.flags & CMD_PROTECTED != 0 {
+        let module = cmd.fullname.starts_with("module|");
+        let (allowed, name, option) = if module {
+            (
+                srv.config.enable_module_command,
+                "MODULE",
+                "enable-module-command",
+            )
+        } else {
+            (
+                srv.config.enable_debug_command,
+                "DEBUG",
+                "enable-debug-command",
+            )
+        };
+        if !allow_protected_action(allowed, c) {
+            let msg = format!(
+                "ERR {name} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+            );
+            reject_command(srv, c, Some(id), msg.as_bytes());
+            return;
+        }
     }
 
     // NOAUTH: with requirepass set, only AUTH, HELLO and a few others run
@@ -991,6 +1008,10 @@ pub fn server_cron(srv: &mut Server) {
     crate::rdb::rdb_cron(srv);
     // A scheduled or automatic AOF rewrite, postponed flushes (aof.rs).
     crate::aof::aof_cron(srv);
+    // run_with_period(1000): close MIGRATE connections idle for too long.
+    if run_with_period(srv, 1000) {
+        crate::migrate::migrate_close_timedout_sockets(srv);
+    }
     // Deletions the cron made (expiry) reach the AOF on their own.
     crate::propagate::propagate_pending_outside_call(srv);
 
@@ -1250,12 +1271,6 @@ pub fn ping_command(_srv: &mut Server, c: &mut Client) {
         let msg = c.argv[1].clone();
         c.add_reply_bulk(&msg);
     }
-}
-
-/// READONLY / READWRITE
-// redis: cluster.c readonlyCommand, readwriteCommand (cluster disabled)
-pub fn readonly_command(_srv: &mut Server, c: &mut Client) {
-    c.add_reply_error("ERR This instance has cluster support disabled");
 }
 
 /// ECHO message
