@@ -202,16 +202,22 @@ impl<W: Write> RdbWriter<W> {
                 // quicklist: node count, then per node its container tag
                 // and its listpack (or plain element) as one string.
                 self.save_len(ql.node_count() as u64)?;
+                // A node compressed by list-compress-depth is saved as its
+                // LZF block as it is (rdbSaveLzfBlob), whatever rdbcompression.
                 for node in ql.nodes() {
-                    match &node.entry {
-                        NodeEntry::Packed(lp) => {
-                            self.save_len(QUICKLIST_NODE_CONTAINER_PACKED)?;
-                            self.save_raw_string(lp.as_bytes())?;
+                    let container = if node.is_plain() {
+                        QUICKLIST_NODE_CONTAINER_PLAIN
+                    } else {
+                        QUICKLIST_NODE_CONTAINER_PACKED
+                    };
+                    self.save_len(container)?;
+                    match (node.lzf(), node.raw()) {
+                        (Some((lzf, sz)), _) => self.save_lzf_blob(lzf, sz)?,
+                        (None, Some(NodeEntry::Packed(lp))) => {
+                            self.save_raw_string(lp.as_bytes())?
                         }
-                        NodeEntry::Plain(v) => {
-                            self.save_len(QUICKLIST_NODE_CONTAINER_PLAIN)?;
-                            self.save_raw_string(v)?;
-                        }
+                        (None, Some(NodeEntry::Plain(v))) => self.save_raw_string(v)?,
+                        (None, None) => unreachable!("a raw node has its content"),
                     }
                 }
                 Ok(())

@@ -2496,14 +2496,6 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
             }
             "port" => rebind = Some((idx, "Unable to listen on this port. Check server logs.")),
             "bind" => rebind = rebind.or(Some((idx, "Failed to bind to specified addresses."))),
-            // Quicklist LZF compression is not implemented (t_list.rs): refuse
-            // rather than accept a setting that would do nothing.
-            "list-compress-depth" if srv.config.list_compress_depth != 0 => {
-                return Err((
-                    idx,
-                    "list-compress-depth is not implemented by redis-lite (only 0 is accepted)",
-                ));
-            }
             _ => {}
         }
     }

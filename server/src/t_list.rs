@@ -8,7 +8,9 @@
 //! (`list_elements_removed`), because Redis never keeps empty lists.
 //!
 //! Every list is a quicklist (Redis 7.0): a new list takes the current
-//! `list-max-listpack-size` / `list-compress-depth` and keeps them.
+//! `list-max-listpack-size` / `list-compress-depth` and keeps them. The
+//! read commands end with `recompress`: the compressed nodes they read
+//! are compressed again (Redis's quicklistRecompressOnly).
 //!
 //! The blocking variants (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP) serve
 //! at once when a list has elements, and otherwise park the client in
@@ -153,7 +155,8 @@ fn add_reply_entry(c: &mut Client, e: LpEntry<'_>) {
 
 /// addListRangeReply: elements start..=end (negative = from the tail),
 /// clamped; `reverse` walks from `end` towards `start` (RPOP with count).
-fn add_list_range_reply(c: &mut Client, ql: &Quicklist, start: i64, end: i64, reverse: bool) {
+/// Compressed nodes it read are compressed again when it is done.
+fn add_list_range_reply(c: &mut Client, ql: &mut Quicklist, start: i64, end: i64, reverse: bool) {
     let llen = list_type_length(ql) as i64;
     let mut start = if start < 0 { llen + start } else { start };
     let mut end = if end < 0 { llen + end } else { end };
@@ -173,6 +176,7 @@ fn add_list_range_reply(c: &mut Client, ql: &Quicklist, start: i64, end: i64, re
     for e in list_type_iter(ql, from, !reverse).take(rangelen) {
         add_reply_entry(c, e);
     }
+    ql.recompress();
 }
 
 // ---- LPUSH / RPUSH / LPUSHX / RPUSHX ----
@@ -280,6 +284,7 @@ pub fn lindex_command(srv: &mut Server, c: &mut Client) {
         Some(v) => c.add_reply_bulk(&v),
         None => c.add_reply_null(),
     }
+    ql.recompress();
 }
 
 /// LSET key index element
@@ -500,6 +505,7 @@ pub fn lpos_command(srv: &mut Server, c: &mut Client) {
             }
         }
     }
+    ql.recompress();
     if opts.count != -1 {
         c.add_reply_array_len(found.len());
         for i in found {
@@ -702,7 +708,8 @@ pub fn list_object_compute_size(ql: &Quicklist, samples: i64) -> usize {
     };
     let (mut elesize, mut n) = (0usize, 0usize);
     for node in ql.nodes().take(limit.max(1)) {
-        elesize += QUICKLIST_NODE_SIZE + crate::object::jemalloc_size_class(node.sz());
+        elesize +=
+            QUICKLIST_NODE_SIZE + crate::object::jemalloc_size_class(node.entry_alloc_bytes());
         n += 1;
     }
     if n > 0 {

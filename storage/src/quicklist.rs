@@ -28,9 +28,22 @@
 //! middle moves the node pointers (8 bytes each), which for the ~600 nodes
 //! of a 1M list is cheaper than it sounds, and reads far easier in a debugger.
 //!
-//! `list-compress-depth` (LZF compression of inner nodes) is not implemented:
-//! the `compress` field is kept for DEBUG OBJECT and is always 0.
+//! `list-compress-depth` N keeps the N nodes at each end as listpacks and
+//! stores every node further in LZF-compressed (quicklistLZF), the way a
+//! long queue touched only at its ends costs a fraction of its memory. The
+//! rules are Redis's: the head and tail are never compressed, a node under
+//! MIN_COMPRESS_BYTES or one that does not shrink by MIN_COMPRESS_IMPROVE
+//! stays as it is, and after each change `compress` (__quicklistCompress)
+//! decompresses the depth nodes at both ends and compresses the touched
+//! node and the first node past the depth on each side: O(depth) per
+//! operation, never a pass over the whole list.
+//!
+//! Reading a compressed node decompresses it into the node's `raw` cell
+//! (quicklistDecompressNodeForUse), so readers keep `&self`; the copy is
+//! dropped again by `recompress` (quicklistRecompressOnly), which the list
+//! read commands call when they are done, and by the next change.
 
+use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -83,50 +96,191 @@ pub enum NodeEntry {
     Plain(Vec<u8>),
 }
 
-/// quicklistNode (minus prev/next, which are positions in the deque).
-#[derive(Debug, Clone)]
-pub struct QuicklistNode {
-    pub entry: NodeEntry,
-}
-
-impl QuicklistNode {
-    fn packed(lp: Listpack) -> Box<QuicklistNode> {
-        Box::new(QuicklistNode {
-            entry: NodeEntry::Packed(lp),
-        })
-    }
-
-    fn plain(v: &[u8]) -> Box<QuicklistNode> {
-        Box::new(QuicklistNode {
-            entry: NodeEntry::Plain(v.to_vec()),
-        })
-    }
-
-    /// node->count: number of elements in this node.
-    pub fn count(&self) -> usize {
-        match &self.entry {
+impl NodeEntry {
+    fn count(&self) -> usize {
+        match self {
             NodeEntry::Packed(lp) => lp.len(),
             NodeEntry::Plain(_) => 1,
         }
     }
 
-    /// node->sz: the listpack's bytes (or the plain element's length).
+    fn bytes(&self) -> &[u8] {
+        match self {
+            NodeEntry::Packed(lp) => lp.as_bytes(),
+            NodeEntry::Plain(v) => v,
+        }
+    }
+}
+
+/// MIN_COMPRESS_BYTES: nodes smaller than this are never compressed (the
+/// LZF header and the work would eat the gain).
+const MIN_COMPRESS_BYTES: usize = 48;
+
+/// MIN_COMPRESS_IMPROVE: compression must save at least this many bytes,
+/// or the node stays a listpack.
+const MIN_COMPRESS_IMPROVE: usize = 8;
+
+/// sizeof(quicklistLZF) minus its flexible array: the `size_t sz` header
+/// of the compressed block (MEMORY USAGE counts the block with it).
+pub const QUICKLIST_LZF_HEADER: usize = 8;
+
+/// quicklistNode (minus prev/next, which are positions in the deque).
+#[derive(Debug, Clone)]
+pub struct QuicklistNode {
+    /// The content as a listpack or plain element. Always set while the
+    /// node is raw; while it is compressed (`lzf` is Some) it is filled by
+    /// the first read and emptied by `Quicklist::recompress`.
+    raw: OnceCell<NodeEntry>,
+    /// QUICKLIST_NODE_ENCODING_LZF: the compressed content.
+    lzf: Option<Box<[u8]>>,
+    /// node->sz, node->count and the container, kept for a compressed node
+    /// (a raw node answers from `raw`).
+    sz: usize,
+    count: usize,
+    plain: bool,
+    /// node->recompress: decompressed for a change, to be compressed again
+    /// once the operation ends.
+    recompress: bool,
+}
+
+impl QuicklistNode {
+    fn new(entry: NodeEntry) -> Box<QuicklistNode> {
+        Box::new(QuicklistNode {
+            sz: entry.bytes().len(),
+            count: entry.count(),
+            plain: matches!(entry, NodeEntry::Plain(_)),
+            raw: OnceCell::from(entry),
+            lzf: None,
+            recompress: false,
+        })
+    }
+
+    fn packed(lp: Listpack) -> Box<QuicklistNode> {
+        QuicklistNode::new(NodeEntry::Packed(lp))
+    }
+
+    fn plain(v: &[u8]) -> Box<QuicklistNode> {
+        QuicklistNode::new(NodeEntry::Plain(v.to_vec()))
+    }
+
+    /// The node's content, decompressed on first use if it is compressed
+    /// (quicklistDecompressNodeForUse); `used` counts such read copies for
+    /// `Quicklist::recompress`.
+    fn entry_for_use(&self, used: &Cell<usize>) -> &NodeEntry {
+        self.raw.get_or_init(|| {
+            used.set(used.get() + 1);
+            self.decompressed()
+        })
+    }
+
+    /// The content if it is at hand without decompressing: a raw node, or
+    /// a compressed one being read.
+    pub fn raw(&self) -> Option<&NodeEntry> {
+        self.raw.get()
+    }
+
+    /// __quicklistDecompressNode's work: the LZF block back to its bytes.
+    fn decompressed(&self) -> NodeEntry {
+        let lzf = self.lzf.as_deref().unwrap_or_default();
+        let bytes = crate::lzf::lzf_decompress(lzf, self.sz)
+            .expect("a quicklist node compressed by this process decompresses");
+        if self.plain {
+            NodeEntry::Plain(bytes)
+        } else {
+            NodeEntry::Packed(
+                Listpack::from_vec(bytes).expect("a compressed node holds a valid listpack"),
+            )
+        }
+    }
+
+    /// The content for a change: the node becomes raw (its LZF block is
+    /// dropped) and is marked to be compressed again (node->recompress).
+    fn entry_mut(&mut self) -> &mut NodeEntry {
+        if self.lzf.is_some() {
+            if self.raw.get().is_none() {
+                let e = self.decompressed();
+                let _ = self.raw.set(e);
+            }
+            self.lzf = None;
+            self.recompress = true;
+        }
+        self.raw.get_mut().expect("a raw node has its content")
+    }
+
+    /// The LZF block and the uncompressed size, while compressed (RDB
+    /// saves it as it is: rdbSaveLzfBlob).
+    pub fn lzf(&self) -> Option<(&[u8], usize)> {
+        self.lzf.as_deref().map(|b| (b, self.sz))
+    }
+
+    pub fn is_compressed(&self) -> bool {
+        self.lzf.is_some()
+    }
+
+    /// node->count: number of elements in this node.
+    pub fn count(&self) -> usize {
+        match self.raw.get() {
+            Some(e) => e.count(),
+            None => self.count,
+        }
+    }
+
+    /// node->sz: the listpack's bytes (or the plain element's length),
+    /// uncompressed.
     pub fn sz(&self) -> usize {
-        match &self.entry {
-            NodeEntry::Packed(lp) => lp.bytes(),
-            NodeEntry::Plain(v) => v.len(),
+        match self.raw.get() {
+            Some(e) => e.bytes().len(),
+            None => self.sz,
+        }
+    }
+
+    /// The bytes node->entry points to: the LZF block with its header
+    /// while compressed (MEMORY USAGE's zmalloc_size(node->entry)).
+    pub fn entry_alloc_bytes(&self) -> usize {
+        match &self.lzf {
+            Some(b) => QUICKLIST_LZF_HEADER + b.len(),
+            None => self.sz(),
         }
     }
 
     pub fn is_plain(&self) -> bool {
-        matches!(self.entry, NodeEntry::Plain(_))
+        self.plain
     }
 
-    /// The element at byte offset `p` (always 0 for a plain node).
-    fn get(&self, p: usize) -> LpEntry<'_> {
-        match &self.entry {
-            NodeEntry::Packed(lp) => lp.get(p),
-            NodeEntry::Plain(v) => LpEntry::Str(v),
+    /// __quicklistCompressNode: compress a raw node if it is big enough
+    /// and shrinks enough; a compressed node just drops its read copy.
+    fn compress(&mut self) {
+        self.recompress = false;
+        if self.lzf.is_some() {
+            self.raw.take();
+            return;
+        }
+        let Some(e) = self.raw.get() else { return };
+        let bytes = e.bytes();
+        let sz = bytes.len();
+        if sz < MIN_COMPRESS_BYTES {
+            return;
+        }
+        let Some(c) = crate::lzf::lzf_compress(bytes, sz) else {
+            return;
+        };
+        if c.len() + MIN_COMPRESS_IMPROVE >= sz {
+            return;
+        }
+        self.sz = sz;
+        self.count = e.count();
+        self.lzf = Some(c.into_boxed_slice());
+        self.raw.take();
+    }
+
+    /// __quicklistDecompressNode: back to a raw node for good.
+    fn decompress(&mut self) {
+        if self.lzf.is_some() {
+            if self.raw.get().is_none() {
+                let e = self.decompressed();
+                let _ = self.raw.set(e);
+            }
+            self.lzf = None;
         }
     }
 }
@@ -148,8 +302,14 @@ pub struct Quicklist {
     count: usize,
     /// list-max-listpack-size when the list was created.
     fill: i32,
-    /// list-compress-depth (always 0: compression is not implemented).
+    /// list-compress-depth when the list was created: how many nodes at
+    /// each end stay uncompressed (0: none is ever compressed).
     compress: i32,
+    /// How many compressed nodes hold a read copy, and how many were
+    /// decompressed for a change: `recompress` walks the nodes only when
+    /// one of these is non-zero, so pushes and pops at the ends stay O(1).
+    decompressed_for_use: Cell<usize>,
+    pending_recompress: usize,
 }
 
 /// SIZE_ESTIMATE_OVERHEAD: what one new entry is assumed to add on top of
@@ -218,6 +378,8 @@ impl Quicklist {
             count: 0,
             fill,
             compress: compress.clamp(0, 1 << 16) as i32,
+            decompressed_for_use: Cell::new(0),
+            pending_recompress: 0,
         }
     }
 
@@ -255,21 +417,112 @@ impl Quicklist {
 
     // ---- node list plumbing (__quicklistInsertNode / __quicklistDelNode) ----
 
-    /// __quicklistInsertNode: put `node` at index `at`.
+    /// __quicklistInsertNode: put `node` at index `at`, then compress
+    /// around its neighbours and itself.
     fn insert_node(&mut self, at: usize, node: Box<QuicklistNode>) {
         self.count += node.count();
         self.nodes.insert(at, node);
-    }
-
-    /// __quicklistDelNode: unlink and free the node at `idx`.
-    fn del_node(&mut self, idx: usize) {
-        if let Some(node) = self.nodes.remove(idx) {
-            self.count -= node.count();
+        if self.compress != 0 {
+            if at > 0 {
+                self.compress_around(Some(at - 1));
+            }
+            if at + 1 < self.nodes.len() {
+                self.compress_around(Some(at + 1));
+            }
+            self.compress_around(Some(at));
         }
     }
 
+    /// __quicklistDelNode: unlink and free the node at `idx`; a node
+    /// that moved into the depth is decompressed.
+    fn del_node(&mut self, idx: usize) {
+        if let Some(node) = self.nodes.remove(idx) {
+            self.count -= node.count();
+            if node.recompress {
+                self.pending_recompress = self.pending_recompress.saturating_sub(1);
+            }
+        }
+        self.compress_around(None);
+    }
+
+    /// The node's content for reading (decompressed for use if needed).
+    fn ent(&self, idx: usize) -> &NodeEntry {
+        self.nodes[idx].entry_for_use(&self.decompressed_for_use)
+    }
+
+    /// The node's content for a change (decompressed, to be compressed
+    /// again when the operation ends).
+    fn node_mut(&mut self, idx: usize) -> &mut NodeEntry {
+        if self.nodes[idx].is_compressed() {
+            self.pending_recompress += 1;
+        }
+        self.nodes[idx].entry_mut()
+    }
+
+    // ---- compression (list-compress-depth) ----
+
+    /// __quicklistCompress: the `compress` nodes at each end are made raw;
+    /// `node` (if given and not among them) and the first node past the
+    /// depth on each side are compressed. Nothing happens while the list
+    /// has fewer than 2 * depth nodes.
+    fn compress_around(&mut self, node: Option<usize>) {
+        let len = self.nodes.len();
+        let depth = self.compress as usize;
+        if depth == 0 || len < depth * 2 {
+            return;
+        }
+        let mut in_depth = false;
+        for d in 0..depth {
+            let (forward, reverse) = (d, len - 1 - d);
+            self.nodes[forward].decompress();
+            self.nodes[reverse].decompress();
+            if node == Some(forward) || node == Some(reverse) {
+                in_depth = true;
+            }
+            // The two depths met: nothing is in between to compress.
+            if forward == reverse || forward + 1 == reverse {
+                return;
+            }
+        }
+        if let Some(n) = node.filter(|&n| !in_depth && n < len) {
+            self.nodes[n].compress();
+        }
+        self.nodes[depth].compress();
+        self.nodes[len - 1 - depth].compress();
+    }
+
+    /// Is node `idx` one of the `compress` nodes kept raw at either end?
+    fn within_depth(&self, idx: usize) -> bool {
+        let depth = self.compress as usize;
+        idx < depth || idx + depth >= self.nodes.len()
+    }
+
+    /// quicklistRecompressOnly for every node used since the last call:
+    /// nodes decompressed for a change are compressed again (unless they
+    /// are now within the depth), read copies of compressed nodes are
+    /// dropped. The list read commands call this when they are done;
+    /// every change ends with it.
+    pub fn recompress(&mut self) {
+        if self.pending_recompress == 0 && self.decompressed_for_use.get() == 0 {
+            return;
+        }
+        for i in 0..self.nodes.len() {
+            if self.nodes[i].recompress {
+                if self.within_depth(i) {
+                    self.nodes[i].recompress = false;
+                } else {
+                    self.nodes[i].compress();
+                }
+            } else if self.nodes[i].is_compressed() {
+                self.nodes[i].raw.take();
+            }
+        }
+        self.pending_recompress = 0;
+        self.decompressed_for_use.set(0);
+    }
+
     fn lp_mut(&mut self, idx: usize) -> Option<&mut Listpack> {
-        match &mut self.nodes[idx].entry {
+        match self.node_mut(idx) {
             NodeEntry::Packed(lp) => Some(lp),
             NodeEntry::Plain(_) => None,
         }
@@ -289,18 +542,19 @@ impl Quicklist {
     /// quicklistAppendPlainNode: a PLAIN node holding one large element.
     pub fn append_plain(&mut self, v: Vec<u8>) {
         let at = self.nodes.len();
-        self.insert_node(
-            at,
-            Box::new(QuicklistNode {
-                entry: NodeEntry::Plain(v),
-            }),
-        );
+        self.insert_node(at, QuicklistNode::new(NodeEntry::Plain(v)));
     }
 
     // ---- push / pop ----
 
     /// quicklistPushHead.
     pub fn push_head(&mut self, v: &[u8]) {
+        self.push_head_op(v);
+        self.recompress();
+    }
+
+    /// quicklistPushHead.
+    fn push_head_op(&mut self, v: &[u8]) {
         if is_large_element(v.len()) {
             self.insert_node(0, QuicklistNode::plain(v));
             return;
@@ -319,6 +573,12 @@ impl Quicklist {
 
     /// quicklistPushTail.
     pub fn push_tail(&mut self, v: &[u8]) {
+        self.push_tail_op(v);
+        self.recompress();
+    }
+
+    /// quicklistPushTail.
+    fn push_tail_op(&mut self, v: &[u8]) {
         let at = self.nodes.len();
         if is_large_element(v.len()) {
             self.insert_node(at, QuicklistNode::plain(v));
@@ -351,7 +611,7 @@ impl Quicklist {
     // ---- positions and reading ----
 
     fn first_pos_of(&self, node: usize) -> Pos {
-        let p = match &self.nodes[node].entry {
+        let p = match self.ent(node) {
             NodeEntry::Packed(lp) => lp.first().unwrap_or(0),
             NodeEntry::Plain(_) => 0,
         };
@@ -359,14 +619,13 @@ impl Quicklist {
     }
 
     fn last_pos_of(&self, node: usize) -> Pos {
-        let n = &self.nodes[node];
-        let p = match &n.entry {
+        let p = match self.ent(node) {
             NodeEntry::Packed(lp) => lp.last().unwrap_or(0),
             NodeEntry::Plain(_) => 0,
         };
         Pos {
             node,
-            offset: n.count().saturating_sub(1),
+            offset: self.nodes[node].count().saturating_sub(1),
             p,
         }
     }
@@ -381,7 +640,7 @@ impl Quicklist {
 
     /// The element after `pos` (quicklistNext, head to tail).
     pub fn next_pos(&self, pos: Pos) -> Option<Pos> {
-        if let NodeEntry::Packed(lp) = &self.nodes[pos.node].entry {
+        if let NodeEntry::Packed(lp) = self.ent(pos.node) {
             if let Some(p) = lp.next(pos.p) {
                 return Some(Pos {
                     node: pos.node,
@@ -395,7 +654,7 @@ impl Quicklist {
 
     /// The element before `pos` (quicklistNext, tail to head).
     pub fn prev_pos(&self, pos: Pos) -> Option<Pos> {
-        if let NodeEntry::Packed(lp) = &self.nodes[pos.node].entry {
+        if let NodeEntry::Packed(lp) = self.ent(pos.node) {
             if pos.offset > 0 {
                 if let Some(p) = lp.prev(pos.p) {
                     return Some(Pos {
@@ -411,7 +670,10 @@ impl Quicklist {
 
     /// The element at `pos`.
     pub fn get(&self, pos: Pos) -> LpEntry<'_> {
-        self.nodes[pos.node].get(pos.p)
+        match self.ent(pos.node) {
+            NodeEntry::Packed(lp) => lp.get(pos.p),
+            NodeEntry::Plain(v) => LpEntry::Str(v),
+        }
     }
 
     /// quicklistGetIteratorAtIdx: find element `index` (negative = from the
@@ -441,7 +703,7 @@ impl Quicklist {
             }
             (n, self.nodes[n].count() - 1 - after)
         };
-        let p = match &self.nodes[node].entry {
+        let p = match self.ent(node) {
             NodeEntry::Packed(lp) => {
                 // lpSeek walks from the nearer end of the node too.
                 let cnt = lp.len() as i64;
@@ -478,19 +740,30 @@ impl Quicklist {
     /// returns where iteration continues in the direction `forward`.
     /// Deletes never merge nodes (Redis does not either).
     pub fn del_entry(&mut self, pos: Pos, forward: bool) -> Option<Pos> {
+        let next = self.del_entry_op(pos, forward);
+        self.recompress();
+        next
+    }
+
+    /// quicklistDelIndex / quicklistDelEntry: delete the element at `pos`;
+    /// returns where iteration continues in the direction `forward`.
+    /// Deletes never merge nodes (Redis does not either).
+    fn del_entry_op(&mut self, pos: Pos, forward: bool) -> Option<Pos> {
         let node = pos.node;
-        let prev_p = match &self.nodes[node].entry {
+        let prev_p = match self.ent(node) {
             NodeEntry::Packed(lp) if pos.offset > 0 => lp.prev(pos.p),
             _ => None,
         };
-        let emptied = match &mut self.nodes[node].entry {
+        let emptied = match self.node_mut(node) {
             NodeEntry::Plain(_) => true, // del_node counts its element
             NodeEntry::Packed(lp) => {
                 lp.delete(pos.p);
-                self.count -= 1;
                 lp.is_empty()
             }
         };
+        if !self.nodes[node].is_plain() {
+            self.count -= 1;
+        }
         if emptied {
             self.del_node(node);
             return if forward {
@@ -521,6 +794,15 @@ impl Quicklist {
     /// counts from the tail), clamped to the list; whole nodes covered by
     /// the range are dropped without touching their listpacks.
     pub fn del_range(&mut self, start: i64, count: i64) -> bool {
+        let deleted = self.del_range_op(start, count);
+        self.recompress();
+        deleted
+    }
+
+    /// quicklistDelRange: delete `count` elements from `start` (negative
+    /// counts from the tail), clamped to the list; whole nodes covered by
+    /// the range are dropped without touching their listpacks.
+    fn del_range_op(&mut self, start: i64, count: i64) -> bool {
         if count <= 0 {
             return false;
         }
@@ -591,11 +873,14 @@ impl Quicklist {
         let Some(b) = self.nodes.remove(a + 1) else {
             return;
         };
+        // `b` is out of the list: its read copy, if any, dies with it.
+        let used = Cell::new(0);
         if let (NodeEntry::Packed(to), NodeEntry::Packed(from)) =
-            (&mut self.nodes[a].entry, &b.entry)
+            (self.node_mut(a), b.entry_for_use(&used))
         {
             lp_append_all(to, from);
         }
+        self.compress_around(Some(a));
     }
 
     fn allow_merge_at(&self, a: usize) -> bool {
@@ -626,6 +911,12 @@ impl Quicklist {
 
     /// _quicklistInsert: insert `v` before or after the element at `pos`.
     pub fn insert(&mut self, pos: Pos, v: &[u8], after: bool) {
+        self.insert_op(pos, v, after);
+        self.recompress();
+    }
+
+    /// _quicklistInsert: insert `v` before or after the element at `pos`.
+    fn insert_op(&mut self, pos: Pos, v: &[u8], after: bool) {
         let node = pos.node;
         let fill = self.fill;
         let sz = v.len();
@@ -688,7 +979,7 @@ impl Quicklist {
             // Full: split the node at the insert point and add the element
             // to the new half, then merge whatever now fits together.
             let mut new_node = self.split_node(node, pos.offset, after);
-            if let NodeEntry::Packed(lp) = &mut new_node.entry {
+            if let NodeEntry::Packed(lp) = new_node.entry_mut() {
                 if after {
                     lp.prepend(v);
                 } else {
@@ -703,9 +994,15 @@ impl Quicklist {
 
     /// quicklistReplaceEntry: the element at `pos` becomes `v`.
     pub fn replace(&mut self, pos: Pos, v: &[u8]) {
+        self.replace_op(pos, v);
+        self.recompress();
+    }
+
+    /// quicklistReplaceEntry: the element at `pos` becomes `v`.
+    fn replace_op(&mut self, pos: Pos, v: &[u8]) {
         let large = is_large_element(v.len());
         let node = pos.node;
-        match &mut self.nodes[node].entry {
+        match self.node_mut(node) {
             NodeEntry::Packed(lp) if !large => {
                 lp.replace(pos.p, v);
             }
@@ -1001,5 +1298,126 @@ mod tests {
         assert_eq!(ql.node_count(), 0);
         assert!(set_packed_threshold(0));
         assert!(!set_packed_threshold(1 << 32));
+    }
+
+    /// The compression invariants: the depth nodes at both ends are raw,
+    /// and no node keeps a read copy after `recompress`.
+    fn check_compression(ql: &Quicklist) {
+        let depth = ql.compress() as usize;
+        let n = ql.node_count();
+        for (i, node) in ql.nodes().enumerate() {
+            if i < depth || i + depth >= n {
+                assert!(
+                    !node.is_compressed(),
+                    "node {i} of {n} within depth {depth}"
+                );
+            }
+            if node.is_compressed() {
+                assert!(node.raw().is_none(), "node {i} kept its read copy");
+            }
+        }
+    }
+
+    #[test]
+    fn quicklist_compress_depth_keeps_ends_raw_and_the_middle_compressed() {
+        for depth in [1i64, 2, 3] {
+            let mut ql = Quicklist::new(4, depth);
+            let mut model = Vec::new();
+            // 60-byte elements of one repeated digit compress well.
+            let el = |i: usize| format!("{}", i % 10).repeat(60).into_bytes();
+            for i in 0..40 {
+                ql.push_tail(&el(i));
+                model.push(el(i));
+            }
+            assert_eq!(ql.node_count(), 10);
+            check_compression(&ql);
+            let d = depth as usize;
+            for (i, node) in ql.nodes().enumerate() {
+                // Pushes compress every node once it is past the depth.
+                assert_eq!(node.is_compressed(), i >= d && i < 10 - d, "node {i}");
+            }
+            // Reading the middle decompresses a copy; recompress drops it.
+            let mid = ql.index(20).unwrap();
+            assert_eq!(ql.get(mid).to_vec(), model[20]);
+            assert!(ql.nodes().nth(5).unwrap().raw().is_some());
+            ql.recompress();
+            check_compression(&ql);
+            // Compressed nodes take less memory than their listpacks.
+            let inner = ql.nodes().nth(5).unwrap();
+            assert!(inner.entry_alloc_bytes() + MIN_COMPRESS_IMPROVE < inner.sz());
+            check(&ql, &model);
+            ql.recompress();
+            // Changes in the middle, at the ends and across nodes.
+            let mut seed = 7u64;
+            for step in 0..400 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let r = (seed >> 33) as usize;
+                let len = model.len();
+                match r % 6 {
+                    0 if len > 0 => {
+                        let at = r % len;
+                        let pos = ql.index(at as i64).unwrap();
+                        let v = el(step);
+                        ql.insert(pos, &v, r.is_multiple_of(2));
+                        model.insert(if r.is_multiple_of(2) { at + 1 } else { at }, v);
+                    }
+                    1 if len > 0 => {
+                        let at = r % len;
+                        let pos = ql.index(at as i64).unwrap();
+                        ql.del_entry(pos, true);
+                        model.remove(at);
+                    }
+                    2 if len > 0 => {
+                        let at = r % len;
+                        ql.replace_at_index(at as i64, &el(step + 3));
+                        model[at] = el(step + 3);
+                    }
+                    3 if len > 2 => {
+                        let at = r % (len - 2);
+                        ql.del_range(at as i64, 2);
+                        model.drain(at..at + 2);
+                    }
+                    4 => {
+                        ql.push_head(&el(step));
+                        model.insert(0, el(step));
+                    }
+                    _ => {
+                        assert_eq!(ql.pop(false), model.pop());
+                    }
+                }
+                check_compression(&ql);
+                assert_eq!(ql.len(), model.len());
+            }
+            check(&ql, &model);
+            ql.recompress();
+            check_compression(&ql);
+        }
+    }
+
+    #[test]
+    fn quicklist_small_or_incompressible_nodes_stay_raw() {
+        let mut ql = Quicklist::new(1, 1);
+        // Under MIN_COMPRESS_BYTES.
+        for v in [b"a", b"b", b"c", b"d"] {
+            ql.push_tail(v);
+        }
+        assert!(ql.nodes().all(|n| !n.is_compressed()));
+        // Random bytes do not shrink by MIN_COMPRESS_IMPROVE.
+        let mut ql = Quicklist::new(1, 1);
+        let mut x = 1u64;
+        for _ in 0..4 {
+            let v: Vec<u8> = (0..200)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            ql.push_tail(&v);
+        }
+        assert!(ql.nodes().all(|n| !n.is_compressed()));
     }
 }
