@@ -1,1 +1,1180 @@
-//! The master side of replication: see mod.rs.
+//! The master side of replication (the master half of Redis's
+//! replication.c): see mod.rs for the shared state.
+//!
+//! A replica's life, as this master sees it (`c.repl.replstate`):
+//!
+//! 1. It connects as a normal client, says REPLCONF listening-port /
+//!    capa eof / capa psync2, then `PSYNC <replid> <offset>` (or the old
+//!    `SYNC`). `sync_command` first tries a partial resync
+//!    (`master_try_partial_resynchronization`): when the replid matches
+//!    (or replid2, up to `second_replid_offset`) and the backlog still
+//!    holds the offset, the reply is `+CONTINUE <replid>` followed by the
+//!    backlog tail, and the replica is ONLINE at once.
+//! 2. Otherwise a full sync: the client becomes a replica in
+//!    WAIT_BGSAVE_START. When a BGSAVE starts for it
+//!    (`start_bgsave_for_replication`, which forks through rdb.rs), it
+//!    gets `+FULLRESYNC <replid> <offset>` and moves to WAIT_BGSAVE_END;
+//!    from that moment the stream is accumulated in its output buffer
+//!    (not written: nothing may reach the replica before the RDB).
+//!    A replica arriving while that BGSAVE runs shares it: it copies the
+//!    first one's accumulated buffer and its offset.
+//! 3. The child ends (`update_slaves_waiting_bgsave`, from rdb.rs): the
+//!    replica goes to SEND_BULK and the file is sent as `$<len>\r\n` +
+//!    bytes by `send_bulk_to_slave`, from the writable event of its
+//!    socket, never blocking the loop.
+//! 4. File sent: ONLINE. Its output buffer (the stream since the fork) is
+//!    written like any reply, and every later write reaches it through
+//!    `replication_feed_slaves`, the exit of propagate.rs.
+//!
+//! Diskless sync (`repl-diskless-sync yes`, the RDB streamed to the
+//! sockets through a pipe with `$EOF:<mark>` framing) is not implemented:
+//! the RDB always goes through the disk, whatever that setting says (with
+//! it on, the start still waits `repl-diskless-sync-delay` seconds for
+//! more replicas, as Redis does for a socket target). Replicas accept
+//! both transfer forms, so this only changes speed and disk use.
+
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+
+use bytes::Bytes;
+use mio::{Interest, Token};
+
+use crate::blocked::BlockType;
+use crate::log::{server_log, LogLevel};
+use crate::networking::{
+    Client, CLIENT_BLOCKED, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP, CLIENT_DENY_BLOCKING,
+    CLIENT_PENDING_WRITE, CLIENT_PRE_PSYNC, CLIENT_SLAVE, CLIENT_WRITE_INTEREST,
+};
+use crate::server::{mstime, Server, CONFIG_RUN_ID_SIZE};
+
+use super::{ReplBacklog, SlaveState, SLAVE_CAPA_EOF, SLAVE_CAPA_PSYNC2};
+
+/// PROTO_IOBUF_LEN: the RDB file is read and sent 16 KB at a time.
+const PROTO_IOBUF_LEN: usize = 16 * 1024;
+
+/// How many 16 KB chunks of the RDB one writable event sends at most
+/// before the loop serves the others (Redis sends one per event, its
+/// level-triggered loop comes back at once; here the client stays queued
+/// as a capped write does in networking.rs).
+const SEND_BULK_CHUNKS_PER_EVENT: usize = 64;
+
+/// CONFIG_REPL_BACKLOG_MIN_SIZE: the backlog is never smaller than 16 KB.
+const CONFIG_REPL_BACKLOG_MIN_SIZE: usize = 16 * 1024;
+
+/// NET_HOST_STR_LEN: the longest REPLCONF ip-address accepted.
+const NET_HOST_STR_LEN: usize = 256;
+
+/// The master-wide state that is not in ReplicationState's shared fields.
+#[derive(Debug, Default)]
+pub struct MasterState {
+    /// A WAIT blocked during this loop pass: send REPLCONF GETACK before
+    /// sleeping (server.get_ack_from_slaves).
+    pub get_ack_from_slaves: bool,
+    /// Clients blocked in WAIT (server.clients_waiting_acks).
+    pub clients_waiting_acks: Vec<Token>,
+    /// replication_cron_loops: the PING period counts these.
+    pub cron_loops: u64,
+}
+
+/// One replica's RDB transfer in SEND_BULK.
+#[derive(Debug)]
+pub struct BulkTransfer {
+    pub file: std::fs::File,
+    /// repldboff / repldbsize.
+    pub off: u64,
+    pub size: u64,
+    /// replpreamble: `$<size>\r\n`, what of it is still to send.
+    pub preamble: Vec<u8>,
+}
+
+fn cfg_num(srv: &Server, name: &str) -> i64 {
+    srv.config
+        .get_string(name)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn unixtime() -> i64 {
+    mstime() / 1000
+}
+
+/// replicationGetSlaveName: `ip:port` as the replica announced it, for
+/// log lines.
+pub fn replication_get_slave_name(c: &Client) -> String {
+    let ip = match &c.repl.slave_addr {
+        Some(a) => a.clone(),
+        None => slave_peer_ip(c),
+    };
+    if ip.is_empty() {
+        return format!("client id #{}", c.id);
+    }
+    if c.repl.slave_listening_port != 0 {
+        if ip.contains(':') {
+            format!("[{ip}]:{}", c.repl.slave_listening_port)
+        } else {
+            format!("{ip}:{}", c.repl.slave_listening_port)
+        }
+    } else {
+        format!("{ip}:<unknown-replica-port>")
+    }
+}
+
+/// The peer's IP (connPeerToString without the port).
+fn slave_peer_ip(c: &Client) -> String {
+    match c.addr.rsplit_once(':') {
+        Some((ip, _)) => ip.trim_start_matches('[').trim_end_matches(']').to_string(),
+        None => String::new(),
+    }
+}
+
+/// connWrite of a short control line (+FULLRESYNC, +CONTINUE, the
+/// newline keep-alive): written at once, as Redis does, because the socket
+/// buffer of a replica in these states is empty. False if it did not all go.
+fn conn_write(c: &mut Client, buf: &[u8]) -> bool {
+    match c.stream.as_mut() {
+        Some(s) => matches!(s.write(buf), Ok(n) if n == buf.len()),
+        None => false,
+    }
+}
+
+// ---------------------------------------------------------------- ids and backlog
+
+/// changeReplicationId: a new random history id.
+pub fn change_replication_id(srv: &mut Server) {
+    srv.repl.replid = crate::server::random_hex(CONFIG_RUN_ID_SIZE);
+}
+
+/// clearReplicationId2: forget the previous history.
+pub fn clear_replication_id2(srv: &mut Server) {
+    srv.repl.replid2 = "0".repeat(CONFIG_RUN_ID_SIZE);
+    srv.repl.second_replid_offset = -1;
+}
+
+fn backlog_size(srv: &Server) -> usize {
+    (srv.config.repl_backlog_size.max(0) as usize).max(CONFIG_REPL_BACKLOG_MIN_SIZE)
+}
+
+/// createReplicationBacklog: from now on the stream is recorded, and
+/// propagate.rs sends PROPAGATE_REPL ops here.
+pub fn create_replication_backlog(srv: &mut Server) {
+    let size = backlog_size(srv);
+    srv.repl.backlog = Some(ReplBacklog::new(size, srv.repl.master_repl_offset));
+    srv.propagate.repl_enabled = true;
+}
+
+/// freeReplicationBacklog.
+pub fn free_replication_backlog(srv: &mut Server) {
+    srv.repl.backlog = None;
+    srv.propagate.repl_enabled = false;
+}
+
+/// resizeReplicationBacklog after CONFIG SET repl-backlog-size.
+fn resize_replication_backlog(srv: &mut Server) {
+    let size = backlog_size(srv);
+    let off = srv.repl.master_repl_offset;
+    if let Some(b) = srv.repl.backlog.as_mut() {
+        if b.buf.len() != size {
+            b.resize(size, off);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the stream
+
+/// feedReplicationBuffer: append stream bytes to the backlog and to every
+/// replica that accumulates the stream, advancing master_repl_offset.
+/// A replica waiting for its BGSAVE to start gets nothing (its RDB will
+/// contain these writes), an rdb-only one never does. An online replica is
+/// queued for writing; a replica over its output buffer limit is closed.
+pub fn feed_replication_buffer(srv: &mut Server, buf: &[u8]) {
+    if srv.repl.backlog.is_none() {
+        return;
+    }
+    resize_replication_backlog(srv);
+    srv.repl.master_repl_offset += buf.len() as i64;
+    let off = srv.repl.master_repl_offset;
+    if let Some(b) = srv.repl.backlog.as_mut() {
+        b.feed(buf, off);
+    }
+    let limits = srv.config.client_output_buffer_limit;
+    for i in 0..srv.repl.slaves.len() {
+        let token = srv.repl.slaves[i];
+        // The client running a command is out of the table (it is never a
+        // replica receiving the stream while it runs one).
+        let Some(slave) = srv.clients.get_mut(&token) else {
+            continue;
+        };
+        if slave.repl.replstate == SlaveState::WaitBgsaveStart
+            || slave.repl.rdb_only
+            || slave.has_flag(CLIENT_CLOSE_ASAP)
+        {
+            continue;
+        }
+        slave.reply.extend_from_slice(buf);
+        if crate::networking::close_client_on_output_buffer_limit_reached(&limits, slave) {
+            srv.clients_to_close.push(token);
+            continue;
+        }
+        if slave.repl.replstate == SlaveState::Online && !slave.has_flag(CLIENT_PENDING_WRITE) {
+            slave.flags |= CLIENT_PENDING_WRITE;
+            srv.clients_pending_write.push(token);
+        }
+    }
+}
+
+/// RESP-encode one command (how the stream carries it).
+fn encode_command(out: &mut Vec<u8>, argv: &[Bytes]) {
+    out.extend_from_slice(format!("*{}\r\n", argv.len()).as_bytes());
+    for a in argv {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// replicationFeedSlaves: one command into the stream, after a SELECT
+/// when it runs in another db than the last one sent (slaveseldb).
+/// `dictid` -1 (the cron's PING, GETACK) never selects.
+pub fn replication_feed_slaves(srv: &mut Server, dictid: i64, argv: &[Bytes]) {
+    // A replica does not produce a stream of its own: it proxies its
+    // master's (replica.rs).
+    if srv.repl.masterhost.is_some() {
+        return;
+    }
+    if srv.repl.backlog.is_none() && srv.repl.slaves.is_empty() {
+        return;
+    }
+    let mut out = Vec::with_capacity(64);
+    if srv.repl.slaveseldb != dictid {
+        let id = dictid.to_string();
+        out.extend_from_slice(format!("*2\r\n$6\r\nSELECT\r\n${}\r\n{id}\r\n", id.len()).as_bytes());
+        srv.repl.slaveseldb = dictid;
+    }
+    encode_command(&mut out, argv);
+    feed_replication_buffer(srv, &out);
+}
+
+// ---------------------------------------------------------------- SYNC / PSYNC
+
+/// SYNC
+/// PSYNC replicationid offset
+// redis: replication.c syncCommand
+pub fn sync_command(srv: &mut Server, c: &mut Client) {
+    // Already a replica: ignore (a retried SYNC on a live link).
+    if c.has_flag(CLIENT_SLAVE) {
+        return;
+    }
+    if c.argc() > 3
+        && c.arg(0).eq_ignore_ascii_case(b"psync")
+        && c.arg(3).eq_ignore_ascii_case(b"failover")
+        && srv.repl.masterhost.is_none()
+    {
+        c.add_reply_error("ERR PSYNC FAILOVER can't be sent to a master.");
+        return;
+    }
+    if srv.repl.masterhost.is_some() && srv.repl.repl_state != super::ReplState::Connected {
+        c.add_reply_error("NOMASTERLINK Can't SYNC while not connected with my master");
+        return;
+    }
+    if !c.reply.is_empty() {
+        c.add_reply_error("ERR SYNC and PSYNC are invalid with pending output");
+        return;
+    }
+    server_log(
+        LogLevel::Notice,
+        &format!(
+            "Replica {} asks for synchronization",
+            replication_get_slave_name(c)
+        ),
+    );
+    if c.arg(0).eq_ignore_ascii_case(b"psync") {
+        let Some(psync_offset) = storage::util::string2ll(c.arg(2)) else {
+            c.add_reply_error("ERR value is not an integer or out of range");
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Replica {} asks for synchronization but with a wrong offset",
+                    replication_get_slave_name(c)
+                ),
+            );
+            return;
+        };
+        if master_try_partial_resynchronization(srv, c, psync_offset) {
+            srv.repl.stat_sync_partial_ok += 1;
+            return;
+        }
+        if !c.arg(1).starts_with(b"?") {
+            srv.repl.stat_sync_partial_err += 1;
+        }
+    } else {
+        // The old protocol: no +FULLRESYNC line, no offsets, no ACKs.
+        c.flags |= CLIENT_PRE_PSYNC;
+    }
+
+    // A full resynchronization.
+    srv.repl.stat_sync_full += 1;
+    c.repl.replstate = SlaveState::WaitBgsaveStart;
+    c.flags |= CLIENT_SLAVE;
+    srv.repl.slaves.push(c.token);
+
+    // The first replica: start recording the stream, under a new id (there
+    // is no valid past history to continue).
+    if srv.repl.slaves.len() == 1 && srv.repl.backlog.is_none() {
+        change_replication_id(srv);
+        clear_replication_id2(srv);
+        create_replication_backlog(srv);
+        server_log(
+            LogLevel::Notice,
+            &format!(
+                "Replication backlog created, my new replication IDs are '{}' and '{}'",
+                srv.repl.replid, srv.repl.replid2
+            ),
+        );
+    }
+
+    if srv.rdb.has_active_child() {
+        // Case 1: a BGSAVE to disk runs. If another replica waits for its
+        // end, this one can share it: same RDB, and a copy of what the
+        // other accumulated since the fork.
+        let other = srv.repl.slaves.iter().copied().find(|t| {
+            srv.clients.get(t).is_some_and(|s| {
+                s.repl.replstate == SlaveState::WaitBgsaveEnd && (!s.repl.rdb_only || c.repl.rdb_only)
+            })
+        });
+        let shared = other.and_then(|t| srv.clients.get(&t)).and_then(|s| {
+            ((c.repl.slave_capa & s.repl.slave_capa) == s.repl.slave_capa)
+                .then(|| (s.reply.clone(), s.repl.psync_initial_offset))
+        });
+        match shared {
+            Some((buf, offset)) => {
+                if !c.repl.rdb_only {
+                    c.reply = buf;
+                }
+                let (replid, seldb) = (srv.repl.replid.clone(), &mut srv.repl.slaveseldb);
+                replication_setup_slave_for_full_resync(&replid, seldb, c, offset);
+                server_log(LogLevel::Notice, "Waiting for end of BGSAVE for SYNC");
+            }
+            None => server_log(
+                LogLevel::Notice,
+                "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC",
+            ),
+        }
+    } else if repl_diskless_sync(srv)
+        && c.repl.slave_capa & SLAVE_CAPA_EOF != 0
+        && cfg_num(srv, "repl-diskless-sync-delay") > 0
+    {
+        // Case 3 with a delay: more replicas may come; the cron starts it.
+        server_log(LogLevel::Notice, "Delay next BGSAVE for diskless SYNC");
+    } else if !crate::aof::has_active_child_process(srv) {
+        let capa = c.repl.slave_capa;
+        start_bgsave_for_replication(srv, Some(c), capa);
+    } else {
+        server_log(
+            LogLevel::Notice,
+            "No BGSAVE in progress, but another BG operation is active. BGSAVE for replication delayed",
+        );
+    }
+}
+
+fn repl_diskless_sync(srv: &Server) -> bool {
+    srv.config.get_string("repl-diskless-sync").as_deref() == Some("yes")
+}
+
+/// masterTryPartialResynchronization: true when the replica continues
+/// from the backlog (`+CONTINUE`), false when it needs a full sync.
+fn master_try_partial_resynchronization(srv: &mut Server, c: &mut Client, psync_offset: i64) -> bool {
+    let master_replid = String::from_utf8_lossy(c.arg(1)).into_owned();
+    let repl = &srv.repl;
+    let is_id1 = master_replid.eq_ignore_ascii_case(&repl.replid);
+    let is_id2 = master_replid.eq_ignore_ascii_case(&repl.replid2);
+    if !is_id1 && (!is_id2 || psync_offset > repl.second_replid_offset) {
+        if !master_replid.starts_with('?') {
+            if !is_id1 && !is_id2 {
+                server_log(
+                    LogLevel::Notice,
+                    &format!(
+                        "Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '{master_replid}', my replication IDs are '{}' and '{}')",
+                        repl.replid, repl.replid2
+                    ),
+                );
+            } else {
+                server_log(
+                    LogLevel::Notice,
+                    &format!(
+                        "Partial resynchronization not accepted: Requested offset for second ID was {psync_offset}, but I can reply up to {}",
+                        repl.second_replid_offset
+                    ),
+                );
+            }
+        } else {
+            server_log(
+                LogLevel::Notice,
+                &format!("Full resync requested by replica {}", replication_get_slave_name(c)),
+            );
+        }
+        return false;
+    }
+    // Do we still hold what it asks for?
+    let tail = repl.backlog.as_ref().and_then(|b| b.copy_from(psync_offset));
+    let Some(tail) = tail else {
+        server_log(
+            LogLevel::Notice,
+            &format!(
+                "Unable to partial resync with replica {} for lack of backlog (Replica request was: {psync_offset}).",
+                replication_get_slave_name(c)
+            ),
+        );
+        if psync_offset > repl.master_repl_offset {
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Warning: replica {} tried to PSYNC with an offset that is greater than the master replication offset.",
+                    replication_get_slave_name(c)
+                ),
+            );
+        }
+        return false;
+    };
+
+    // Partial resync: a replica, online, continuing from psync_offset.
+    c.flags |= CLIENT_SLAVE;
+    c.repl.replstate = SlaveState::Online;
+    c.repl.repl_ack_time = unixtime();
+    srv.repl.slaves.push(c.token);
+    let line = if c.repl.slave_capa & SLAVE_CAPA_PSYNC2 != 0 {
+        format!("+CONTINUE {}\r\n", srv.repl.replid)
+    } else {
+        "+CONTINUE\r\n".to_string()
+    };
+    if !conn_write(c, line.as_bytes()) {
+        c.flags |= CLIENT_CLOSE_ASAP;
+        return true;
+    }
+    // addReplyReplicationBacklog: the tail goes out as normal output.
+    c.reply.extend_from_slice(&tail);
+    server_log(
+        LogLevel::Notice,
+        &format!(
+            "Partial resynchronization request from {} accepted. Sending {} bytes of backlog starting from offset {psync_offset}.",
+            replication_get_slave_name(c),
+            tail.len()
+        ),
+    );
+    // No SELECT reset: the replica kept its selected db from the old link.
+    refresh_good_slaves_count(srv, Some(c));
+    true
+}
+
+/// replicationSetupSlaveForFullResync: the replica's RDB is being taken
+/// at `offset`: tell it (+FULLRESYNC, unless it spoke old SYNC) and start
+/// accumulating its stream. The stream after the RDB starts with a SELECT.
+fn replication_setup_slave_for_full_resync(
+    replid: &str,
+    slaveseldb: &mut i64,
+    slave: &mut Client,
+    offset: i64,
+) -> bool {
+    slave.repl.psync_initial_offset = offset;
+    slave.repl.replstate = SlaveState::WaitBgsaveEnd;
+    *slaveseldb = -1;
+    if !slave.has_flag(CLIENT_PRE_PSYNC) {
+        let line = format!("+FULLRESYNC {replid} {offset}\r\n");
+        if !conn_write(slave, line.as_bytes()) {
+            slave.flags |= CLIENT_CLOSE_ASAP;
+            return false;
+        }
+    }
+    true
+}
+
+/// startBgsaveForReplication: fork the RDB (to disk, see the file
+/// comment) and move every replica waiting for a BGSAVE to start onto it.
+/// `running` is the client whose SYNC is executing (out of the table).
+fn start_bgsave_for_replication(srv: &mut Server, mut running: Option<&mut Client>, _mincapa: u8) {
+    server_log(LogLevel::Notice, "Starting BGSAVE for SYNC with target: disk");
+    let ok = crate::rdb::rdb_save_background(srv).is_ok();
+    let waiting: Vec<Token> = srv.repl.slaves.clone();
+    if !ok {
+        server_log(LogLevel::Warning, "BGSAVE for replication failed");
+        for token in waiting {
+            let fail = |s: &mut Client| {
+                if s.repl.replstate == SlaveState::WaitBgsaveStart {
+                    s.repl.replstate = SlaveState::None;
+                    s.flags &= !CLIENT_SLAVE;
+                    s.add_reply_error("ERR BGSAVE failed, replication can't continue");
+                    s.flags |= CLIENT_CLOSE_AFTER_REPLY;
+                    true
+                } else {
+                    false
+                }
+            };
+            let failed = match running.as_deref_mut() {
+                Some(rc) if rc.token == token => fail(rc),
+                _ => srv.clients.get_mut(&token).is_some_and(|b| fail(b)),
+            };
+            if failed {
+                srv.repl.slaves.retain(|t| *t != token);
+                if let Some(s) = srv.clients.get_mut(&token) {
+                    if !s.has_flag(CLIENT_PENDING_WRITE) {
+                        s.flags |= CLIENT_PENDING_WRITE;
+                        srv.clients_pending_write.push(token);
+                    }
+                }
+            }
+        }
+        return;
+    }
+    let offset = srv.repl.master_repl_offset;
+    let replid = srv.repl.replid.clone();
+    for token in waiting {
+        let slave = match running.as_deref_mut() {
+            Some(rc) if rc.token == token => Some(rc),
+            _ => srv.clients.get_mut(&token).map(|b| &mut **b),
+        };
+        if let Some(s) = slave {
+            if s.repl.replstate == SlaveState::WaitBgsaveStart {
+                replication_setup_slave_for_full_resync(&replid, &mut srv.repl.slaveseldb, s, offset);
+            }
+        }
+    }
+}
+
+/// replicationStartPendingFork (shouldStartChildReplication): replicas
+/// wait for a BGSAVE to start and no child runs: start one, unless the
+/// diskless delay still lets more replicas join.
+pub fn replication_start_pending_fork(srv: &mut Server) {
+    if srv.repl.slaves.is_empty() || crate::aof::has_active_child_process(srv) {
+        return;
+    }
+    let mut waiting = 0;
+    let mut max_idle = 0i64;
+    let mut mincapa: u8 = 0xff;
+    let now = std::time::Instant::now();
+    for t in &srv.repl.slaves {
+        if let Some(s) = srv.clients.get(t) {
+            if s.repl.replstate == SlaveState::WaitBgsaveStart {
+                waiting += 1;
+                let idle = now.saturating_duration_since(s.last_interaction).as_secs() as i64;
+                max_idle = max_idle.max(idle);
+                mincapa &= s.repl.slave_capa;
+            }
+        }
+    }
+    if waiting == 0 {
+        return;
+    }
+    let max_replicas = cfg_num(srv, "repl-diskless-sync-max-replicas");
+    if !repl_diskless_sync(srv)
+        || mincapa & SLAVE_CAPA_EOF == 0
+        || (max_replicas > 0 && waiting >= max_replicas)
+        || max_idle >= cfg_num(srv, "repl-diskless-sync-delay")
+    {
+        start_bgsave_for_replication(srv, None, mincapa);
+    }
+}
+
+/// updateSlavesWaitingBgsave: a BGSAVE ended (rdb.rs). Replicas that
+/// waited for it start receiving the file, or are dropped if it failed.
+pub fn update_slaves_waiting_bgsave(srv: &mut Server, ok: bool) {
+    let filename = srv.config.dbfilename.clone();
+    for token in srv.repl.slaves.clone() {
+        let Some(slave) = srv.clients.get_mut(&token) else {
+            continue;
+        };
+        if slave.repl.replstate != SlaveState::WaitBgsaveEnd {
+            continue;
+        }
+        if !ok {
+            slave.flags |= CLIENT_CLOSE_ASAP;
+            srv.clients_to_close.push(token);
+            server_log(LogLevel::Warning, "SYNC failed. BGSAVE child returned an error");
+            continue;
+        }
+        let opened = std::fs::File::open(&filename).and_then(|f| f.metadata().map(|m| (f, m.len())));
+        match opened {
+            Ok((file, size)) => {
+                slave.repl.repldb = Some(Box::new(BulkTransfer {
+                    file,
+                    off: 0,
+                    size,
+                    preamble: format!("${size}\r\n").into_bytes(),
+                }));
+                slave.repl.replstate = SlaveState::SendBulk;
+                if !slave.has_flag(CLIENT_PENDING_WRITE) {
+                    slave.flags |= CLIENT_PENDING_WRITE;
+                    srv.clients_pending_write.push(token);
+                }
+            }
+            Err(e) => {
+                slave.flags |= CLIENT_CLOSE_ASAP;
+                srv.clients_to_close.push(token);
+                server_log(
+                    LogLevel::Warning,
+                    &format!(
+                        "SYNC failed. Can't open/stat DB after BGSAVE: {}",
+                        crate::config::strerror(&e)
+                    ),
+                );
+            }
+        }
+    }
+    // startBgsaveForReplication for those that could not share this one.
+    replication_start_pending_fork(srv);
+}
+
+/// Ask the poller for the writable event (the socket is full).
+fn want_writable(srv: &mut Server, c: &mut Client) -> io::Result<()> {
+    if c.flags & CLIENT_WRITE_INTEREST == 0 {
+        if let Some(stream) = c.stream.as_mut() {
+            srv.poll
+                .registry()
+                .reregister(stream, c.token, Interest::READABLE | Interest::WRITABLE)?;
+        }
+        c.flags |= CLIENT_WRITE_INTEREST;
+    }
+    Ok(())
+}
+
+/// write_to_client's first step for a replica that is not online:
+/// nothing is written before its RDB, and in SEND_BULK the RDB is.
+/// Returns true when the replica is online now and its output buffer (the
+/// stream accumulated since the fork) may be written as usual.
+pub fn write_to_slave_not_online(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
+    if c.repl.replstate != SlaveState::SendBulk {
+        return Ok(false);
+    }
+    send_bulk_to_slave(srv, c)
+}
+
+/// sendBulkToSlave: send `$<len>\r\n` then the file, until the socket is
+/// full (then the writable event brings us back) or a per-event cap.
+fn send_bulk_to_slave(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
+    let Some(mut x) = c.repl.repldb.take() else {
+        return Ok(false);
+    };
+    let Some(stream) = c.stream.as_mut() else {
+        return Ok(false);
+    };
+    let mut buf = vec![0u8; PROTO_IOBUF_LEN];
+    let mut chunks = 0;
+    let mut blocked = false;
+    while !x.preamble.is_empty() {
+        match stream.write(&x.preamble) {
+            Ok(n) => {
+                x.preamble.drain(..n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                blocked = true;
+                break;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                server_log(
+                    LogLevel::Warning,
+                    &format!("Write error sending RDB preamble to replica: {e}"),
+                );
+                return Err(e);
+            }
+        }
+    }
+    while !blocked && x.off < x.size && chunks < SEND_BULK_CHUNKS_PER_EVENT {
+        let want = ((x.size - x.off) as usize).min(PROTO_IOBUF_LEN);
+        let n = match x.file.read_at(&mut buf[..want], x.off) {
+            Ok(0) => {
+                server_log(LogLevel::Warning, "Read error sending DB to replica: premature EOF");
+                return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+            }
+            Ok(n) => n,
+            Err(e) => {
+                server_log(
+                    LogLevel::Warning,
+                    &format!("Read error sending DB to replica: {}", crate::config::strerror(&e)),
+                );
+                return Err(e);
+            }
+        };
+        let mut sent = 0;
+        while sent < n {
+            match stream.write(&buf[sent..n]) {
+                Ok(w) => sent += w,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    blocked = true;
+                    break;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    server_log(LogLevel::Warning, &format!("Write error sending DB to replica: {e}"));
+                    return Err(e);
+                }
+            }
+        }
+        x.off += sent as u64;
+        c.net_output_bytes += sent as u64;
+        srv.stats.net_output_bytes += sent as u64;
+        chunks += 1;
+    }
+    if x.preamble.is_empty() && x.off == x.size {
+        // The whole file went out.
+        return Ok(replica_put_online(srv, c));
+    }
+    c.repl.repldb = Some(x);
+    if blocked {
+        want_writable(srv, c)?;
+    } else {
+        // Capped: stay queued, and let the loop not sleep.
+        srv.clients_write_capped = true;
+        if !c.has_flag(CLIENT_PENDING_WRITE) {
+            c.flags |= CLIENT_PENDING_WRITE;
+            srv.clients_pending_write.push(c.token);
+        }
+    }
+    Ok(false)
+}
+
+/// replicaPutOnline: the RDB is there; the stream may flow. An rdb-only
+/// client (redis-cli --rdb) is closed instead.
+fn replica_put_online(srv: &mut Server, c: &mut Client) -> bool {
+    if c.repl.rdb_only {
+        c.repl.replstate = SlaveState::RdbTransmitted;
+        server_log(
+            LogLevel::Notice,
+            &format!(
+                "RDB transfer completed, rdb only replica ({}) should be disconnected asap",
+                replication_get_slave_name(c)
+            ),
+        );
+        c.flags |= CLIENT_CLOSE_ASAP;
+        return false;
+    }
+    c.repl.replstate = SlaveState::Online;
+    c.repl.repl_ack_time = unixtime(); // no false timeout
+    refresh_good_slaves_count(srv, Some(c));
+    server_log(
+        LogLevel::Notice,
+        &format!(
+            "Synchronization with replica {} succeeded",
+            replication_get_slave_name(c)
+        ),
+    );
+    true
+}
+
+/// freeClient's replica part: leave server.slaves; with none left, the
+/// backlog's time-to-live starts.
+pub fn free_slave(srv: &mut Server, c: &mut Client) {
+    if !c.has_flag(CLIENT_SLAVE) {
+        return;
+    }
+    server_log(
+        LogLevel::Warning,
+        &format!("Connection with replica {} lost.", replication_get_slave_name(c)),
+    );
+    c.repl.repldb = None;
+    srv.repl.slaves.retain(|t| *t != c.token);
+    if srv.repl.slaves.is_empty() {
+        srv.repl.repl_no_slaves_since = unixtime();
+    }
+    refresh_good_slaves_count(srv, None);
+}
+
+// ---------------------------------------------------------------- REPLCONF
+
+/// REPLCONF [listening-port port] [ip-address ip] [capa eof|psync2]
+///          [ack offset] [getack *] [rdb-only 0|1]
+// redis: replication.c replconfCommand
+pub fn replconf_command(srv: &mut Server, c: &mut Client) {
+    if c.argc() % 2 == 0 {
+        c.add_reply_syntax_error();
+        return;
+    }
+    let mut j = 1;
+    while j < c.argc() {
+        let opt = c.arg(j).to_ascii_lowercase();
+        let val = c.argv[j + 1].clone();
+        match &opt[..] {
+            b"listening-port" => match storage::util::string2ll(&val) {
+                Some(port) => c.repl.slave_listening_port = port as u16,
+                None => {
+                    c.add_reply_error("ERR value is not an integer or out of range");
+                    return;
+                }
+            },
+            b"ip-address" => {
+                if val.len() < NET_HOST_STR_LEN {
+                    c.repl.slave_addr = Some(String::from_utf8_lossy(&val).into_owned());
+                } else {
+                    c.add_reply_error(&format!(
+                        "ERR REPLCONF ip-address provided by replica instance is too long: {} bytes",
+                        val.len()
+                    ));
+                    return;
+                }
+            }
+            b"capa" => {
+                // Capabilities this master does not know are ignored.
+                if val.eq_ignore_ascii_case(b"eof") {
+                    c.repl.slave_capa |= SLAVE_CAPA_EOF;
+                } else if val.eq_ignore_ascii_case(b"psync2") {
+                    c.repl.slave_capa |= SLAVE_CAPA_PSYNC2;
+                }
+            }
+            b"ack" => {
+                // The replica's processed offset. Never replied to.
+                if !c.has_flag(CLIENT_SLAVE) {
+                    return;
+                }
+                let Some(offset) = storage::util::string2ll(&val) else {
+                    return;
+                };
+                if offset > c.repl.repl_ack_off {
+                    c.repl.repl_ack_off = offset;
+                }
+                c.repl.repl_ack_time = unixtime();
+                return;
+            }
+            b"getack" => {
+                // Our master asks for an ACK now: the replica side answers
+                // (replica.rs); a master has nothing to say.
+                return;
+            }
+            b"rdb-only" => match storage::util::string2ll(&val) {
+                Some(v @ 0..=1) => c.repl.rdb_only = v == 1,
+                Some(_) => {
+                    c.add_reply_error("ERR value is out of range, must be positive");
+                    return;
+                }
+                None => {
+                    c.add_reply_error("ERR value is not an integer or out of range");
+                    return;
+                }
+            },
+            _ => {
+                c.add_reply_error(&format!(
+                    "ERR Unrecognized REPLCONF option: {}",
+                    String::from_utf8_lossy(c.arg(j))
+                ));
+                return;
+            }
+        }
+        j += 2;
+    }
+    let _ = srv;
+    c.add_reply_ok();
+}
+
+// ---------------------------------------------------------------- WAIT
+
+/// replicationCountAcksByOffset: online replicas that acknowledged at
+/// least `offset`.
+pub fn replication_count_acks_by_offset(srv: &Server, offset: i64) -> i64 {
+    srv.repl
+        .slaves
+        .iter()
+        .filter_map(|t| srv.clients.get(t))
+        .filter(|s| s.repl.replstate == SlaveState::Online && s.repl.repl_ack_off >= offset)
+        .count() as i64
+}
+
+/// WAIT numreplicas timeout
+// redis: replication.c waitCommand
+pub fn wait_command(srv: &mut Server, c: &mut Client) {
+    if srv.repl.masterhost.is_some() {
+        c.add_reply_error("ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.");
+        return;
+    }
+    let Some(numreplicas) = storage::util::string2ll(c.arg(1)) else {
+        c.add_reply_error("ERR value is not an integer or out of range");
+        return;
+    };
+    let Some(tout) = storage::util::string2ll(c.arg(2)) else {
+        c.add_reply_error("ERR timeout is not an integer or out of range");
+        return;
+    };
+    if tout < 0 {
+        c.add_reply_error("ERR timeout is negative");
+        return;
+    }
+    let timeout = if tout > 0 {
+        srv.cmd_time_snapshot.saturating_add(tout)
+    } else {
+        0
+    };
+    let offset = c.repl.woff;
+    let ackreplicas = replication_count_acks_by_offset(srv, offset);
+    if ackreplicas >= numreplicas || c.has_flag(CLIENT_DENY_BLOCKING) {
+        c.add_reply_integer(ackreplicas);
+        return;
+    }
+    // Park the client (blocked.rs); before_sleep asks the replicas for an
+    // ACK and answers it when enough have one.
+    c.repl.wait_reploffset = offset;
+    c.repl.wait_numreplicas = numreplicas;
+    crate::blocked::block_for_keys(srv, c, BlockType::Wait, &[], timeout);
+    srv.repl.msrv.clients_waiting_acks.push(c.token);
+    srv.repl.msrv.get_ack_from_slaves = true;
+}
+
+/// The reply of a WAIT that timed out (or was CLIENT UNBLOCKed): how many
+/// replicas got there anyway.
+pub fn reply_to_wait_timed_out(srv: &Server, c: &mut Client) {
+    let n = replication_count_acks_by_offset(srv, c.repl.wait_reploffset);
+    c.add_reply_integer(n);
+}
+
+/// processClientsWaitingReplicas: answer the WAITs that have enough ACKs.
+fn process_clients_waiting_replicas(srv: &mut Server) {
+    let waiting = std::mem::take(&mut srv.repl.msrv.clients_waiting_acks);
+    let mut still = Vec::with_capacity(waiting.len());
+    for token in waiting {
+        let Some(c) = srv.clients.get(&token) else {
+            continue; // gone
+        };
+        let is_wait = c.has_flag(CLIENT_BLOCKED)
+            && c.bstate.as_ref().is_some_and(|b| b.btype == BlockType::Wait);
+        if !is_wait {
+            continue; // timed out or unblocked meanwhile
+        }
+        let n = replication_count_acks_by_offset(srv, c.repl.wait_reploffset);
+        if n < c.repl.wait_numreplicas {
+            still.push(token);
+            continue;
+        }
+        let Some(mut c) = srv.clients.remove(&token) else {
+            continue;
+        };
+        crate::blocked::unblock_client(srv, &mut c);
+        c.add_reply_integer(n);
+        crate::server::update_stats_on_unblock(srv, &mut c);
+        srv.unblocked_clients.push(token);
+        crate::networking::put_back_client(srv, c);
+    }
+    srv.repl.msrv.clients_waiting_acks.extend(still);
+}
+
+/// The master's part of beforeSleep: REPLCONF GETACK to the replicas when
+/// a WAIT blocked in this pass, then the WAITs that can be answered.
+pub fn before_sleep_master(srv: &mut Server) {
+    if srv.repl.msrv.get_ack_from_slaves && !crate::networking::check_client_pause_timeout_and_return_if_paused(srv) {
+        let argv = [
+            Bytes::from_static(b"REPLCONF"),
+            Bytes::from_static(b"GETACK"),
+            Bytes::from_static(b"*"),
+        ];
+        let db = srv.repl.slaveseldb;
+        replication_feed_slaves(srv, db, &argv);
+        srv.repl.msrv.get_ack_from_slaves = false;
+    }
+    if !srv.repl.msrv.clients_waiting_acks.is_empty() {
+        process_clients_waiting_replicas(srv);
+    }
+}
+
+// ---------------------------------------------------------------- min-replicas
+
+/// refreshGoodSlavesCount: online replicas whose last ACK is at most
+/// min-replicas-max-lag seconds old.
+fn refresh_good_slaves_count(srv: &mut Server, extra: Option<&Client>) {
+    let to_write = srv.config.repl_min_slaves_to_write;
+    let max_lag = srv.config.repl_min_slaves_max_lag;
+    if to_write == 0 || max_lag == 0 {
+        return;
+    }
+    let now = unixtime();
+    let good = |s: &Client| s.repl.replstate == SlaveState::Online && now - s.repl.repl_ack_time <= max_lag;
+    let mut n = srv
+        .repl
+        .slaves
+        .iter()
+        .filter_map(|t| srv.clients.get(t))
+        .filter(|s| good(s))
+        .count();
+    if let Some(c) = extra {
+        if !srv.clients.contains_key(&c.token) && good(c) {
+            n += 1;
+        }
+    }
+    srv.repl.repl_good_slaves_count = n;
+}
+
+/// checkGoodReplicasStatus: may a write run? (NOREPLICAS otherwise.)
+pub fn check_good_replicas_status(srv: &Server) -> bool {
+    srv.repl.masterhost.is_some()
+        || srv.config.repl_min_slaves_max_lag == 0
+        || srv.config.repl_min_slaves_to_write == 0
+        || srv.repl.repl_good_slaves_count as i64 >= srv.config.repl_min_slaves_to_write
+}
+
+/// shared.noreplicaserr.
+pub const NOREPLICAS_ERR: &str = "NOREPLICAS Not enough good replicas to write.";
+
+// ---------------------------------------------------------------- cron
+
+/// The master part of replicationCron (once a second): PING the replicas
+/// every repl-ping-replica-period, a newline to those waiting for their
+/// RDB, drop replicas that stopped acking for repl-timeout, free the
+/// backlog after repl-backlog-ttl without replicas.
+pub fn replication_cron_master(srv: &mut Server) {
+    let now = unixtime();
+    let period = cfg_num(srv, "repl-ping-replica-period").max(1) as u64;
+    if srv.repl.msrv.cron_loops % period == 0 && !srv.repl.slaves.is_empty() {
+        let db = srv.repl.slaveseldb;
+        replication_feed_slaves(srv, db, &[Bytes::from_static(b"PING")]);
+    }
+    let repl_timeout = cfg_num(srv, "repl-timeout");
+    for token in srv.repl.slaves.clone() {
+        let Some(s) = srv.clients.get_mut(&token) else {
+            continue;
+        };
+        match s.repl.replstate {
+            // Pre-synchronization: a newline keeps the link alive without
+            // touching the offsets.
+            SlaveState::WaitBgsaveStart | SlaveState::WaitBgsaveEnd => {
+                conn_write(s, b"\n");
+            }
+            SlaveState::Online if !s.has_flag(CLIENT_PRE_PSYNC) => {
+                if now - s.repl.repl_ack_time > repl_timeout {
+                    server_log(
+                        LogLevel::Warning,
+                        &format!(
+                            "Disconnecting timedout replica (streaming sync): {}",
+                            replication_get_slave_name(s)
+                        ),
+                    );
+                    s.flags |= CLIENT_CLOSE_ASAP;
+                    srv.clients_to_close.push(token);
+                }
+            }
+            _ => {}
+        }
+    }
+    let ttl = cfg_num(srv, "repl-backlog-ttl");
+    if srv.repl.slaves.is_empty()
+        && ttl > 0
+        && srv.repl.backlog.is_some()
+        && srv.repl.masterhost.is_none()
+    {
+        let idle = now - srv.repl.repl_no_slaves_since;
+        if idle > ttl {
+            // A new id: without a backlog the offset stops advancing, and
+            // the old id must not be continued by anyone.
+            change_replication_id(srv);
+            clear_replication_id2(srv);
+            free_replication_backlog(srv);
+            server_log(
+                LogLevel::Notice,
+                &format!("Replication backlog freed after {ttl} seconds without connected replicas."),
+            );
+        }
+    }
+    resize_replication_backlog(srv);
+    replication_start_pending_fork(srv);
+    refresh_good_slaves_count(srv, None);
+    srv.repl.msrv.cron_loops += 1;
+}
+
+/// rdbPopulateSaveInfo (master half): a master with a backlog writes
+/// repl-stream-db / repl-id / repl-offset into its RDBs, so a replica that
+/// loads one can PSYNC from there. (A replica's own values come from its
+/// master link: replica.rs.)
+pub fn rdb_populate_save_info(srv: &Server) -> Option<(i64, String, i64)> {
+    if srv.repl.masterhost.is_none() && srv.repl.backlog.is_some() {
+        let db = if srv.repl.slaveseldb == -1 { 0 } else { srv.repl.slaveseldb };
+        return Some((db, srv.repl.replid.clone(), srv.repl.master_repl_offset));
+    }
+    None
+}
+
+// ---------------------------------------------------------------- ROLE, INFO
+
+/// replstateToString.
+fn replstate_to_string(s: SlaveState) -> &'static str {
+    match s {
+        SlaveState::WaitBgsaveStart | SlaveState::WaitBgsaveEnd => "wait_bgsave",
+        SlaveState::SendBulk => "send_bulk",
+        SlaveState::Online => "online",
+        SlaveState::RdbTransmitted => "rdb_transmitted",
+        SlaveState::None => "",
+    }
+}
+
+/// ROLE
+// redis: replication.c roleCommand
+pub fn role_command(srv: &mut Server, c: &mut Client) {
+    // The replica form (["slave", host, port, state, offset]) is the
+    // replica side's: replica.rs answers it when srv.repl.masterhost is set.
+    c.add_reply_array_len(3);
+    c.add_reply_bulk(b"master");
+    c.add_reply_integer(srv.repl.master_repl_offset);
+    let rows: Vec<(String, u16, i64)> = srv
+        .repl
+        .slaves
+        .iter()
+        .filter_map(|t| srv.clients.get(t))
+        .filter(|s| s.repl.replstate == SlaveState::Online)
+        .map(|s| {
+            let ip = s.repl.slave_addr.clone().unwrap_or_else(|| slave_peer_ip(s));
+            (ip, s.repl.slave_listening_port, s.repl.repl_ack_off)
+        })
+        .collect();
+    c.add_reply_array_len(rows.len());
+    for (ip, port, off) in rows {
+        c.add_reply_array_len(3);
+        c.add_reply_bulk(ip.as_bytes());
+        c.add_reply_bulk(port.to_string().as_bytes());
+        c.add_reply_bulk(off.to_string().as_bytes());
+    }
+}
+
+/// INFO replication from connected_slaves on (the part every server
+/// prints; the replica block before it is replica.rs's).
+pub fn info_replication_master(srv: &Server, s: &mut String) {
+    use std::fmt::Write as _;
+    let _ = write!(s, "connected_slaves:{}\r\n", srv.repl.slaves.len());
+    if srv.config.repl_min_slaves_to_write != 0 && srv.config.repl_min_slaves_max_lag != 0 {
+        let _ = write!(s, "min_slaves_good_slaves:{}\r\n", srv.repl.repl_good_slaves_count);
+    }
+    let now = unixtime();
+    let mut slaveid = 0;
+    for t in &srv.repl.slaves {
+        let Some(sl) = srv.clients.get(t) else {
+            continue;
+        };
+        let ip = sl.repl.slave_addr.clone().unwrap_or_else(|| slave_peer_ip(sl));
+        let state = replstate_to_string(sl.repl.replstate);
+        if state.is_empty() {
+            continue;
+        }
+        let lag = if sl.repl.replstate == SlaveState::Online {
+            now - sl.repl.repl_ack_time
+        } else {
+            0
+        };
+        let _ = write!(
+            s,
+            "slave{slaveid}:ip={ip},port={},state={state},offset={},lag={lag}\r\n",
+            sl.repl.slave_listening_port, sl.repl.repl_ack_off
+        );
+        slaveid += 1;
+    }
+    let b = srv.repl.backlog.as_ref();
+    let _ = write!(
+        s,
+        "master_failover_state:no-failover\r\n\
+         master_replid:{}\r\n\
+         master_replid2:{}\r\n\
+         master_repl_offset:{}\r\n\
+         second_repl_offset:{}\r\n\
+         repl_backlog_active:{}\r\n\
+         repl_backlog_size:{}\r\n\
+         repl_backlog_first_byte_offset:{}\r\n\
+         repl_backlog_histlen:{}\r\n",
+        srv.repl.replid,
+        srv.repl.replid2,
+        srv.repl.master_repl_offset,
+        srv.repl.second_replid_offset,
+        b.is_some() as i32,
+        srv.config.repl_backlog_size,
+        b.map_or(0, |b| b.offset),
+        b.map_or(0, |b| b.histlen),
+    );
+}
