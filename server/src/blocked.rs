@@ -350,7 +350,10 @@ pub fn handle_blocked_clients_timeout(srv: &mut Server) {
                 .as_ref()
                 .is_some_and(|b| b.timeout != 0 && b.timeout < now);
         if due {
-            let wait = c.bstate.as_ref().is_some_and(|b| b.btype == BlockType::Wait);
+            let wait = c
+                .bstate
+                .as_ref()
+                .is_some_and(|b| b.btype == BlockType::Wait);
             unblock_client(srv, &mut c);
             // replyToBlockedClientTimedOut: a null array for list pops,
             // the number of replicas that made it for WAIT.
@@ -378,7 +381,10 @@ pub fn nearest_block_timeout(srv: &Server) -> Option<i64> {
 /// CLIENT UNBLOCK's action on a parked client: TIMEOUT replies as if the
 /// time were up, ERROR with Redis's -UNBLOCKED error.
 pub fn unblock_client_from_command(srv: &mut Server, c: &mut Client, with_error: bool) {
-    let wait = c.bstate.as_ref().is_some_and(|b| b.btype == BlockType::Wait);
+    let wait = c
+        .bstate
+        .as_ref()
+        .is_some_and(|b| b.btype == BlockType::Wait);
     unblock_client(srv, c);
     if wait && !with_error {
         crate::replication::master::reply_to_wait_timed_out(srv, c);

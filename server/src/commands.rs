@@ -878,8 +878,20 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         A | NS | LD | ST | CMD_ALLOW_BUSY,
         NOKEYS,
     ),
-    cmd("wait", crate::replication::master::wait_command, 3, NS, NOKEYS),
-    cmd("role", crate::replication::master::role_command, 1, NS | LD | ST | F, NOKEYS),
+    cmd(
+        "wait",
+        crate::replication::master::wait_command,
+        3,
+        NS,
+        NOKEYS,
+    ),
+    cmd(
+        "role",
+        crate::replication::master::role_command,
+        1,
+        NS | LD | ST | F,
+        NOKEYS,
+    ),
     cmd(
         "bgrewriteaof",
         crate::aof::bgrewriteaof_command,

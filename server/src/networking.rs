@@ -2029,8 +2029,8 @@ pub fn put_back_client(srv: &mut Server, mut c: Box<Client>) {
         srv.clients_to_close.push(token);
     } else {
         // A replica not online yet is written by replication/master.rs.
-        let slave_waits = c.has_flag(CLIENT_SLAVE)
-            && c.repl.replstate != crate::replication::SlaveState::Online;
+        let slave_waits =
+            c.has_flag(CLIENT_SLAVE) && c.repl.replstate != crate::replication::SlaveState::Online;
         if !c.reply.is_empty() && !c.has_flag(CLIENT_PENDING_WRITE) && !slave_waits {
             c.flags |= CLIENT_PENDING_WRITE;
             srv.clients_pending_write.push(token);

@@ -247,7 +247,9 @@ pub fn replication_feed_slaves(srv: &mut Server, dictid: i64, argv: &[Bytes]) {
     let mut out = Vec::with_capacity(64);
     if srv.repl.slaveseldb != dictid {
         let id = dictid.to_string();
-        out.extend_from_slice(format!("*2\r\n$6\r\nSELECT\r\n${}\r\n{id}\r\n", id.len()).as_bytes());
+        out.extend_from_slice(
+            format!("*2\r\n$6\r\nSELECT\r\n${}\r\n{id}\r\n", id.len()).as_bytes(),
+        );
         srv.repl.slaveseldb = dictid;
     }
     encode_command(&mut out, argv);
@@ -338,7 +340,8 @@ pub fn sync_command(srv: &mut Server, c: &mut Client) {
         // other accumulated since the fork.
         let other = srv.repl.slaves.iter().copied().find(|t| {
             srv.clients.get(t).is_some_and(|s| {
-                s.repl.replstate == SlaveState::WaitBgsaveEnd && (!s.repl.rdb_only || c.repl.rdb_only)
+                s.repl.replstate == SlaveState::WaitBgsaveEnd
+                    && (!s.repl.rdb_only || c.repl.rdb_only)
             })
         });
         let shared = other.and_then(|t| srv.clients.get(&t)).and_then(|s| {
@@ -382,7 +385,11 @@ fn repl_diskless_sync(srv: &Server) -> bool {
 
 /// masterTryPartialResynchronization: true when the replica continues
 /// from the backlog (`+CONTINUE`), false when it needs a full sync.
-fn master_try_partial_resynchronization(srv: &mut Server, c: &mut Client, psync_offset: i64) -> bool {
+fn master_try_partial_resynchronization(
+    srv: &mut Server,
+    c: &mut Client,
+    psync_offset: i64,
+) -> bool {
     let master_replid = String::from_utf8_lossy(c.arg(1)).into_owned();
     let repl = &srv.repl;
     let is_id1 = master_replid.eq_ignore_ascii_case(&repl.replid);
@@ -409,13 +416,19 @@ fn master_try_partial_resynchronization(srv: &mut Server, c: &mut Client, psync_
         } else {
             server_log(
                 LogLevel::Notice,
-                &format!("Full resync requested by replica {}", replication_get_slave_name(c)),
+                &format!(
+                    "Full resync requested by replica {}",
+                    replication_get_slave_name(c)
+                ),
             );
         }
         return false;
     }
     // Do we still hold what it asks for?
-    let tail = repl.backlog.as_ref().and_then(|b| b.copy_from(psync_offset));
+    let tail = repl
+        .backlog
+        .as_ref()
+        .and_then(|b| b.copy_from(psync_offset));
     let Some(tail) = tail else {
         server_log(
             LogLevel::Notice,
@@ -491,7 +504,10 @@ fn replication_setup_slave_for_full_resync(
 /// comment) and move every replica waiting for a BGSAVE to start onto it.
 /// `running` is the client whose SYNC is executing (out of the table).
 fn start_bgsave_for_replication(srv: &mut Server, mut running: Option<&mut Client>, _mincapa: u8) {
-    server_log(LogLevel::Notice, "Starting BGSAVE for SYNC with target: disk");
+    server_log(
+        LogLevel::Notice,
+        "Starting BGSAVE for SYNC with target: disk",
+    );
     let ok = crate::rdb::rdb_save_background(srv).is_ok();
     let waiting: Vec<Token> = srv.repl.slaves.clone();
     if !ok {
@@ -533,7 +549,12 @@ fn start_bgsave_for_replication(srv: &mut Server, mut running: Option<&mut Clien
         };
         if let Some(s) = slave {
             if s.repl.replstate == SlaveState::WaitBgsaveStart {
-                replication_setup_slave_for_full_resync(&replid, &mut srv.repl.slaveseldb, s, offset);
+                replication_setup_slave_for_full_resync(
+                    &replid,
+                    &mut srv.repl.slaveseldb,
+                    s,
+                    offset,
+                );
             }
         }
     }
@@ -587,10 +608,14 @@ pub fn update_slaves_waiting_bgsave(srv: &mut Server, ok: bool) {
         if !ok {
             slave.flags |= CLIENT_CLOSE_ASAP;
             srv.clients_to_close.push(token);
-            server_log(LogLevel::Warning, "SYNC failed. BGSAVE child returned an error");
+            server_log(
+                LogLevel::Warning,
+                "SYNC failed. BGSAVE child returned an error",
+            );
             continue;
         }
-        let opened = std::fs::File::open(&filename).and_then(|f| f.metadata().map(|m| (f, m.len())));
+        let opened =
+            std::fs::File::open(&filename).and_then(|f| f.metadata().map(|m| (f, m.len())));
         match opened {
             Ok((file, size)) => {
                 slave.repl.repldb = Some(Box::new(BulkTransfer {
@@ -626,9 +651,11 @@ pub fn update_slaves_waiting_bgsave(srv: &mut Server, ok: bool) {
 fn want_writable(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     if c.flags & CLIENT_WRITE_INTEREST == 0 {
         if let Some(stream) = c.stream.as_mut() {
-            srv.poll
-                .registry()
-                .reregister(stream, c.token, Interest::READABLE | Interest::WRITABLE)?;
+            srv.poll.registry().reregister(
+                stream,
+                c.token,
+                Interest::READABLE | Interest::WRITABLE,
+            )?;
         }
         c.flags |= CLIENT_WRITE_INTEREST;
     }
@@ -681,14 +708,20 @@ fn send_bulk_to_slave(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
         let want = ((x.size - x.off) as usize).min(PROTO_IOBUF_LEN);
         let n = match x.file.read_at(&mut buf[..want], x.off) {
             Ok(0) => {
-                server_log(LogLevel::Warning, "Read error sending DB to replica: premature EOF");
+                server_log(
+                    LogLevel::Warning,
+                    "Read error sending DB to replica: premature EOF",
+                );
                 return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
             }
             Ok(n) => n,
             Err(e) => {
                 server_log(
                     LogLevel::Warning,
-                    &format!("Read error sending DB to replica: {}", crate::config::strerror(&e)),
+                    &format!(
+                        "Read error sending DB to replica: {}",
+                        crate::config::strerror(&e)
+                    ),
                 );
                 return Err(e);
             }
@@ -703,7 +736,10 @@ fn send_bulk_to_slave(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    server_log(LogLevel::Warning, &format!("Write error sending DB to replica: {e}"));
+                    server_log(
+                        LogLevel::Warning,
+                        &format!("Write error sending DB to replica: {e}"),
+                    );
                     return Err(e);
                 }
             }
@@ -767,7 +803,10 @@ pub fn free_slave(srv: &mut Server, c: &mut Client) {
     }
     server_log(
         LogLevel::Warning,
-        &format!("Connection with replica {} lost.", replication_get_slave_name(c)),
+        &format!(
+            "Connection with replica {} lost.",
+            replication_get_slave_name(c)
+        ),
     );
     c.repl.repldb = None;
     srv.repl.slaves.retain(|t| *t != c.token);
@@ -783,7 +822,7 @@ pub fn free_slave(srv: &mut Server, c: &mut Client) {
 ///          [ack offset] [getack *] [rdb-only 0|1]
 // redis: replication.c replconfCommand
 pub fn replconf_command(srv: &mut Server, c: &mut Client) {
-    if c.argc() % 2 == 0 {
+    if c.argc().is_multiple_of(2) {
         c.add_reply_syntax_error();
         return;
     }
@@ -930,7 +969,9 @@ fn process_clients_waiting_replicas(srv: &mut Server) {
             continue; // gone
         };
         let is_wait = c.has_flag(CLIENT_BLOCKED)
-            && c.bstate.as_ref().is_some_and(|b| b.btype == BlockType::Wait);
+            && c.bstate
+                .as_ref()
+                .is_some_and(|b| b.btype == BlockType::Wait);
         if !is_wait {
             continue; // timed out or unblocked meanwhile
         }
@@ -954,7 +995,9 @@ fn process_clients_waiting_replicas(srv: &mut Server) {
 /// The master's part of beforeSleep: REPLCONF GETACK to the replicas when
 /// a WAIT blocked in this pass, then the WAITs that can be answered.
 pub fn before_sleep_master(srv: &mut Server) {
-    if srv.repl.msrv.get_ack_from_slaves && !crate::networking::check_client_pause_timeout_and_return_if_paused(srv) {
+    if srv.repl.msrv.get_ack_from_slaves
+        && !crate::networking::check_client_pause_timeout_and_return_if_paused(srv)
+    {
         let argv = [
             Bytes::from_static(b"REPLCONF"),
             Bytes::from_static(b"GETACK"),
@@ -980,7 +1023,9 @@ fn refresh_good_slaves_count(srv: &mut Server, extra: Option<&Client>) {
         return;
     }
     let now = unixtime();
-    let good = |s: &Client| s.repl.replstate == SlaveState::Online && now - s.repl.repl_ack_time <= max_lag;
+    let good = |s: &Client| {
+        s.repl.replstate == SlaveState::Online && now - s.repl.repl_ack_time <= max_lag
+    };
     let mut n = srv
         .repl
         .slaves
@@ -1016,7 +1061,7 @@ pub const NOREPLICAS_ERR: &str = "NOREPLICAS Not enough good replicas to write."
 pub fn replication_cron_master(srv: &mut Server) {
     let now = unixtime();
     let period = cfg_num(srv, "repl-ping-replica-period").max(1) as u64;
-    if srv.repl.msrv.cron_loops % period == 0 && !srv.repl.slaves.is_empty() {
+    if srv.repl.msrv.cron_loops.is_multiple_of(period) && !srv.repl.slaves.is_empty() {
         let db = srv.repl.slaveseldb;
         replication_feed_slaves(srv, db, &[Bytes::from_static(b"PING")]);
     }
@@ -1031,18 +1076,20 @@ pub fn replication_cron_master(srv: &mut Server) {
             SlaveState::WaitBgsaveStart | SlaveState::WaitBgsaveEnd => {
                 conn_write(s, b"\n");
             }
-            SlaveState::Online if !s.has_flag(CLIENT_PRE_PSYNC) => {
-                if now - s.repl.repl_ack_time > repl_timeout {
-                    server_log(
-                        LogLevel::Warning,
-                        &format!(
-                            "Disconnecting timedout replica (streaming sync): {}",
-                            replication_get_slave_name(s)
-                        ),
-                    );
-                    s.flags |= CLIENT_CLOSE_ASAP;
-                    srv.clients_to_close.push(token);
-                }
+            // An online replica that stopped acking (old-SYNC ones never
+            // ack: they are never timed out).
+            SlaveState::Online
+                if !s.has_flag(CLIENT_PRE_PSYNC) && now - s.repl.repl_ack_time > repl_timeout =>
+            {
+                server_log(
+                    LogLevel::Warning,
+                    &format!(
+                        "Disconnecting timedout replica (streaming sync): {}",
+                        replication_get_slave_name(s)
+                    ),
+                );
+                s.flags |= CLIENT_CLOSE_ASAP;
+                srv.clients_to_close.push(token);
             }
             _ => {}
         }
@@ -1062,7 +1109,9 @@ pub fn replication_cron_master(srv: &mut Server) {
             free_replication_backlog(srv);
             server_log(
                 LogLevel::Notice,
-                &format!("Replication backlog freed after {ttl} seconds without connected replicas."),
+                &format!(
+                    "Replication backlog freed after {ttl} seconds without connected replicas."
+                ),
             );
         }
     }
@@ -1078,7 +1127,11 @@ pub fn replication_cron_master(srv: &mut Server) {
 /// master link: replica.rs.)
 pub fn rdb_populate_save_info(srv: &Server) -> Option<(i64, String, i64)> {
     if srv.repl.masterhost.is_none() && srv.repl.backlog.is_some() {
-        let db = if srv.repl.slaveseldb == -1 { 0 } else { srv.repl.slaveseldb };
+        let db = if srv.repl.slaveseldb == -1 {
+            0
+        } else {
+            srv.repl.slaveseldb
+        };
         return Some((db, srv.repl.replid.clone(), srv.repl.master_repl_offset));
     }
     None
@@ -1112,7 +1165,11 @@ pub fn role_command(srv: &mut Server, c: &mut Client) {
         .filter_map(|t| srv.clients.get(t))
         .filter(|s| s.repl.replstate == SlaveState::Online)
         .map(|s| {
-            let ip = s.repl.slave_addr.clone().unwrap_or_else(|| slave_peer_ip(s));
+            let ip = s
+                .repl
+                .slave_addr
+                .clone()
+                .unwrap_or_else(|| slave_peer_ip(s));
             (ip, s.repl.slave_listening_port, s.repl.repl_ack_off)
         })
         .collect();
@@ -1131,7 +1188,11 @@ pub fn info_replication_master(srv: &Server, s: &mut String) {
     use std::fmt::Write as _;
     let _ = write!(s, "connected_slaves:{}\r\n", srv.repl.slaves.len());
     if srv.config.repl_min_slaves_to_write != 0 && srv.config.repl_min_slaves_max_lag != 0 {
-        let _ = write!(s, "min_slaves_good_slaves:{}\r\n", srv.repl.repl_good_slaves_count);
+        let _ = write!(
+            s,
+            "min_slaves_good_slaves:{}\r\n",
+            srv.repl.repl_good_slaves_count
+        );
     }
     let now = unixtime();
     let mut slaveid = 0;
@@ -1139,7 +1200,11 @@ pub fn info_replication_master(srv: &Server, s: &mut String) {
         let Some(sl) = srv.clients.get(t) else {
             continue;
         };
-        let ip = sl.repl.slave_addr.clone().unwrap_or_else(|| slave_peer_ip(sl));
+        let ip = sl
+            .repl
+            .slave_addr
+            .clone()
+            .unwrap_or_else(|| slave_peer_ip(sl));
         let state = replstate_to_string(sl.repl.replstate);
         if state.is_empty() {
             continue;
