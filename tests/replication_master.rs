@@ -128,11 +128,23 @@ fn workload(c: &mut Conn, round: &str) {
 }
 
 #[test]
-fn real_replica_follows_every_type_and_resumes_with_a_partial_resync() {
+fn real_replica_follows_every_type_and_resumes_with_a_partial_resync_diskless() {
+    // repl-diskless-sync yes is the default: the RDB goes through a pipe.
+    follow_and_resume(&[], "target: replicas sockets");
+}
+
+#[test]
+fn real_replica_follows_every_type_and_resumes_with_a_partial_resync_disk() {
+    follow_and_resume(&["--repl-diskless-sync", "no"], "target: disk");
+}
+
+fn follow_and_resume(extra: &[&str], target_line: &str) {
     if require_tool("redis-server").is_none() {
         return skipped("redis-server not installed");
     }
-    let master = lite_master();
+    let mut args = vec!["--repl-diskless-sync-delay", "0"];
+    args.extend_from_slice(extra);
+    let master = Server::start_with(&args);
     let Some(replica) = real_replica_of(&master) else {
         return;
     };
@@ -178,6 +190,8 @@ fn real_replica_follows_every_type_and_resumes_with_a_partial_resync() {
         log.contains("Successful partial resynchronization with master"),
         "replica log: {log}"
     );
+    let ours = std::fs::read_to_string(&master.log).unwrap_or_default();
+    assert!(ours.contains(target_line), "master log: {ours}");
 }
 
 /// attach_to_replication_stream: SYNC, skip the `$<len>` RDB, then read

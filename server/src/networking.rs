@@ -772,8 +772,7 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     }
     // A replica gets nothing before its RDB, and the RDB itself in
     // SEND_BULK (replication/master.rs).
-    if c.flags & CLIENT_SLAVE != 0
-        && c.repl.replstate != crate::replication::SlaveState::Online
+    if crate::replication::master::slave_stream_on_hold(c)
         && !crate::replication::master::write_to_slave_not_online(srv, c)?
     {
         return Ok(());
@@ -2029,8 +2028,7 @@ pub fn put_back_client(srv: &mut Server, mut c: Box<Client>) {
         srv.clients_to_close.push(token);
     } else {
         // A replica not online yet is written by replication/master.rs.
-        let slave_waits =
-            c.has_flag(CLIENT_SLAVE) && c.repl.replstate != crate::replication::SlaveState::Online;
+        let slave_waits = crate::replication::master::slave_stream_on_hold(&c);
         if !c.reply.is_empty() && !c.has_flag(CLIENT_PENDING_WRITE) && !slave_waits {
             c.flags |= CLIENT_PENDING_WRITE;
             srv.clients_pending_write.push(token);

@@ -569,7 +569,12 @@ fn receive_child_info(srv: &mut Server) {
 /// The BGSAVE child ended (reaped by server::check_children_done): count
 /// the save or the failure, take its last COW report, forget the child.
 pub fn background_save_done(srv: &mut Server, exitcode: i32, bysignal: i32) {
-    background_save_done_handler(srv, exitcode, bysignal);
+    // A diskless replication child wrote to replicas, not to the file.
+    if srv.repl.msrv.rdb_child_socket {
+        crate::replication::master::background_save_done_handler_socket(srv, exitcode, bysignal);
+    } else {
+        background_save_done_handler(srv, exitcode, bysignal);
+    }
     if bysignal == 0 && exitcode == 0 {
         receive_child_info(srv);
     }

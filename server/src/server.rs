@@ -56,6 +56,9 @@ pub const LISTENER_TOKEN: Token = Token(0);
 /// `bind` address, counted from 0), before the first client's.
 pub const UNIX_LISTENER_TOKEN: Token = Token(FIRST_CLIENT_TOKEN - 1);
 pub const FIRST_CLIENT_TOKEN: usize = 64;
+/// The pipe a diskless replication child writes its RDB into
+/// (replication/master.rs rdb_pipe_read_handler).
+pub const RDB_PIPE_TOKEN: Token = Token(FIRST_CLIENT_TOKEN - 2);
 
 /// STATS_METRIC_SAMPLES: instantaneous metrics average this many samples,
 /// taken every 100 ms by server_cron.

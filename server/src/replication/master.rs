@@ -26,12 +26,18 @@
 //!    written like any reply, and every later write reaches it through
 //!    `replication_feed_slaves`, the exit of propagate.rs.
 //!
-//! Diskless sync (`repl-diskless-sync yes`, the RDB streamed to the
-//! sockets through a pipe with `$EOF:<mark>` framing) is not implemented:
-//! the RDB always goes through the disk, whatever that setting says (with
-//! it on, the start still waits `repl-diskless-sync-delay` seconds for
-//! more replicas, as Redis does for a socket target). Replicas accept
-//! both transfer forms, so this only changes speed and disk use.
+//! Diskless sync (`repl-diskless-sync yes`, the 7.0 default, for
+//! replicas that said `capa eof`): after `repl-diskless-sync-delay`
+//! seconds (more replicas may join), the child writes
+//! `$EOF:<40 random chars>\r\n` + RDB + the same 40 chars into a pipe
+//! (`rdb_save_to_slaves_sockets`); the parent relays each 16 KB it reads
+//! to every replica of that transfer (`rdb_pipe_read_handler`) and reads
+//! no more until all of them took it (`rdb_pipe_write_handler`), so the
+//! slowest replica paces the child. The child exits only when the parent
+//! has read everything (the safe-to-exit pipe). Then the replicas are
+//! online but get the stream only after their first REPLCONF ACK, which
+//! proves they loaded the RDB. Replicas without `capa eof` (old SYNC,
+//! redis-cli --rdb without it) get the file from disk.
 
 use std::io::{self, Write};
 use std::os::unix::fs::FileExt;
@@ -61,6 +67,9 @@ const SEND_BULK_CHUNKS_PER_EVENT: usize = 64;
 /// CONFIG_REPL_BACKLOG_MIN_SIZE: the backlog is never smaller than 16 KB.
 const CONFIG_REPL_BACKLOG_MIN_SIZE: usize = 16 * 1024;
 
+/// RDB_EOF_MARK_SIZE: the random delimiter of a diskless RDB.
+const RDB_EOF_MARK_SIZE: usize = 40;
+
 /// NET_HOST_STR_LEN: the longest REPLCONF ip-address accepted.
 const NET_HOST_STR_LEN: usize = 256;
 
@@ -74,6 +83,31 @@ pub struct MasterState {
     pub clients_waiting_acks: Vec<Token>,
     /// replication_cron_loops: the PING period counts these.
     pub cron_loops: u64,
+    /// The running RDB child writes to replicas' sockets through a pipe
+    /// (rdb_child_type == RDB_CHILD_TYPE_SOCKET), and that transfer.
+    pub rdb_child_socket: bool,
+    pub rdb_pipe: Option<RdbPipe>,
+    /// Every replica caught up with the last chunk: read the pipe again
+    /// before sleeping (not from inside one replica's write, when that
+    /// replica is out of the client table).
+    pub rdb_pipe_resume: bool,
+}
+
+/// A diskless transfer (server.rdb_pipe_*).
+#[derive(Debug)]
+pub struct RdbPipe {
+    /// The read end (non-blocking), and the write end of the pipe whose
+    /// closing tells the child it may exit (rdb_child_exit_pipe).
+    pub read: std::fs::File,
+    pub child_exit: Option<std::fs::File>,
+    /// The replicas fed (rdb_pipe_conns), with how much of `buf` each has
+    /// taken; `writing` counts those still behind (rdb_pipe_numconns_writing).
+    pub conns: Vec<(Token, usize)>,
+    pub writing: usize,
+    /// The last chunk read from the pipe (rdb_pipe_buff / bufflen).
+    pub buf: Vec<u8>,
+    /// Read to the end: the child wrote everything.
+    pub eof: bool,
 }
 
 /// One replica's RDB transfer in SEND_BULK.
@@ -334,7 +368,13 @@ pub fn sync_command(srv: &mut Server, c: &mut Client) {
         );
     }
 
-    if srv.rdb.has_active_child() {
+    if srv.rdb.has_active_child() && srv.repl.msrv.rdb_child_socket {
+        // Case 2: the running child streams to other replicas' sockets.
+        server_log(
+            LogLevel::Notice,
+            "Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC",
+        );
+    } else if srv.rdb.has_active_child() {
         // Case 1: a BGSAVE to disk runs. If another replica waits for its
         // end, this one can share it: same RDB, and a copy of what the
         // other accumulated since the fork.
@@ -503,12 +543,24 @@ fn replication_setup_slave_for_full_resync(
 /// startBgsaveForReplication: fork the RDB (to disk, see the file
 /// comment) and move every replica waiting for a BGSAVE to start onto it.
 /// `running` is the client whose SYNC is executing (out of the table).
-fn start_bgsave_for_replication(srv: &mut Server, mut running: Option<&mut Client>, _mincapa: u8) {
+fn start_bgsave_for_replication(srv: &mut Server, mut running: Option<&mut Client>, mincapa: u8) {
+    let socket_target = repl_diskless_sync(srv) && mincapa & SLAVE_CAPA_EOF != 0;
     server_log(
         LogLevel::Notice,
-        "Starting BGSAVE for SYNC with target: disk",
+        &format!(
+            "Starting BGSAVE for SYNC with target: {}",
+            if socket_target {
+                "replicas sockets"
+            } else {
+                "disk"
+            }
+        ),
     );
-    let ok = crate::rdb::rdb_save_background(srv).is_ok();
+    let ok = if socket_target {
+        rdb_save_to_slaves_sockets(srv, running.as_deref_mut())
+    } else {
+        crate::rdb::rdb_save_background(srv).is_ok()
+    };
     let waiting: Vec<Token> = srv.repl.slaves.clone();
     if !ok {
         server_log(LogLevel::Warning, "BGSAVE for replication failed");
@@ -540,6 +592,9 @@ fn start_bgsave_for_replication(srv: &mut Server, mut running: Option<&mut Clien
         }
         return;
     }
+    if socket_target {
+        return; // its replicas were set up before the fork
+    }
     let offset = srv.repl.master_repl_offset;
     let replid = srv.repl.replid.clone();
     for token in waiting {
@@ -564,7 +619,10 @@ fn start_bgsave_for_replication(srv: &mut Server, mut running: Option<&mut Clien
 /// wait for a BGSAVE to start and no child runs: start one, unless the
 /// diskless delay still lets more replicas join.
 pub fn replication_start_pending_fork(srv: &mut Server) {
-    if srv.repl.slaves.is_empty() || crate::aof::has_active_child_process(srv) {
+    if srv.repl.slaves.is_empty()
+        || crate::aof::has_active_child_process(srv)
+        || srv.repl.msrv.rdb_pipe.is_some()
+    {
         return;
     }
     let mut waiting = 0;
@@ -597,6 +655,7 @@ pub fn replication_start_pending_fork(srv: &mut Server) {
 /// updateSlavesWaitingBgsave: a BGSAVE ended (rdb.rs). Replicas that
 /// waited for it start receiving the file, or are dropped if it failed.
 pub fn update_slaves_waiting_bgsave(srv: &mut Server, ok: bool) {
+    let socket = std::mem::take(&mut srv.repl.msrv.rdb_child_socket);
     let filename = srv.config.dbfilename.clone();
     for token in srv.repl.slaves.clone() {
         let Some(slave) = srv.clients.get_mut(&token) else {
@@ -612,6 +671,25 @@ pub fn update_slaves_waiting_bgsave(srv: &mut Server, ok: bool) {
                 LogLevel::Warning,
                 "SYNC failed. BGSAVE child returned an error",
             );
+            continue;
+        }
+        if socket {
+            server_log(
+                LogLevel::Notice,
+                &format!(
+                    "Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming",
+                    replication_get_slave_name(slave)
+                ),
+            );
+            let Some(mut slave) = srv.clients.remove(&token) else {
+                continue;
+            };
+            if replica_put_online(srv, &mut slave) {
+                slave.repl.repl_start_cmd_stream_on_ack = true;
+            } else {
+                srv.clients_to_close.push(token);
+            }
+            srv.clients.insert(token, slave);
             continue;
         }
         let opened =
@@ -667,10 +745,30 @@ fn want_writable(srv: &mut Server, c: &mut Client) -> io::Result<()> {
 /// Returns true when the replica is online now and its output buffer (the
 /// stream accumulated since the fork) may be written as usual.
 pub fn write_to_slave_not_online(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
-    if c.repl.replstate != SlaveState::SendBulk {
-        return Ok(false);
+    match c.repl.replstate {
+        SlaveState::SendBulk => send_bulk_to_slave(srv, c),
+        SlaveState::WaitBgsaveEnd if srv.repl.msrv.rdb_pipe.is_some() => {
+            rdb_pipe_write_handler(srv, c)?;
+            Ok(false)
+        }
+        _ => Ok(false),
     }
-    send_bulk_to_slave(srv, c)
+}
+
+/// Is this client a replica whose stream must not be written yet (before
+/// its RDB, or before the first ACK after a diskless one)?
+pub fn slave_stream_on_hold(c: &Client) -> bool {
+    c.has_flag(CLIENT_SLAVE)
+        && (c.repl.replstate != SlaveState::Online || c.repl.repl_start_cmd_stream_on_ack)
+}
+
+/// replicaStartCommandStream: the stream accumulated so far may go.
+fn replica_start_command_stream(srv: &mut Server, c: &mut Client) {
+    c.repl.repl_start_cmd_stream_on_ack = false;
+    if !c.reply.is_empty() && !c.has_flag(CLIENT_PENDING_WRITE) {
+        c.flags |= CLIENT_PENDING_WRITE;
+        srv.clients_pending_write.push(c.token);
+    }
 }
 
 /// sendBulkToSlave: send `$<len>\r\n` then the file, until the socket is
@@ -810,6 +908,7 @@ pub fn free_slave(srv: &mut Server, c: &mut Client) {
     );
     c.repl.repldb = None;
     srv.repl.slaves.retain(|t| *t != c.token);
+    rdb_pipe_conn_removed(srv, c.token);
     if srv.repl.slaves.is_empty() {
         srv.repl.repl_no_slaves_since = unixtime();
     }
@@ -869,6 +968,11 @@ pub fn replconf_command(srv: &mut Server, c: &mut Client) {
                     c.repl.repl_ack_off = offset;
                 }
                 c.repl.repl_ack_time = unixtime();
+                // After a diskless transfer the first ACK proves the
+                // replica loaded the RDB: the stream may flow now.
+                if c.repl.repl_start_cmd_stream_on_ack && c.repl.replstate == SlaveState::Online {
+                    replica_start_command_stream(srv, c);
+                }
                 return;
             }
             b"getack" => {
@@ -897,7 +1001,6 @@ pub fn replconf_command(srv: &mut Server, c: &mut Client) {
         }
         j += 2;
     }
-    let _ = srv;
     c.add_reply_ok();
 }
 
@@ -992,9 +1095,13 @@ fn process_clients_waiting_replicas(srv: &mut Server) {
     srv.repl.msrv.clients_waiting_acks.extend(still);
 }
 
-/// The master's part of beforeSleep: REPLCONF GETACK to the replicas when
+/// The master's part of beforeSleep: go on reading a diskless transfer's
+/// pipe once its replicas caught up, REPLCONF GETACK to the replicas when
 /// a WAIT blocked in this pass, then the WAITs that can be answered.
 pub fn before_sleep_master(srv: &mut Server) {
+    if std::mem::take(&mut srv.repl.msrv.rdb_pipe_resume) {
+        rdb_pipe_read_handler(srv);
+    }
     if srv.repl.msrv.get_ack_from_slaves
         && !crate::networking::check_client_pause_timeout_and_return_if_paused(srv)
     {
@@ -1073,7 +1180,11 @@ pub fn replication_cron_master(srv: &mut Server) {
         match s.repl.replstate {
             // Pre-synchronization: a newline keeps the link alive without
             // touching the offsets.
-            SlaveState::WaitBgsaveStart | SlaveState::WaitBgsaveEnd => {
+            // (Not into a diskless transfer: that stream is the RDB.)
+            SlaveState::WaitBgsaveStart => {
+                conn_write(s, b"\n");
+            }
+            SlaveState::WaitBgsaveEnd if !srv.repl.msrv.rdb_child_socket => {
                 conn_write(s, b"\n");
             }
             // An online replica that stopped acking (old-SYNC ones never
@@ -1242,4 +1353,350 @@ pub fn info_replication_master(srv: &Server, s: &mut String) {
         b.map_or(0, |b| b.offset),
         b.map_or(0, |b| b.histlen),
     );
+}
+
+// ---------------------------------------------------------------- diskless
+
+/// rdbSaveToSlavesSockets: the replicas waiting for a BGSAVE get
+/// +FULLRESYNC, then a child writes the EOF-marked RDB into a pipe the
+/// loop reads (`rdb_pipe_read_handler`). False if no child started.
+fn rdb_save_to_slaves_sockets(srv: &mut Server, mut running: Option<&mut Client>) -> bool {
+    use std::os::fd::FromRawFd;
+    if crate::aof::has_active_child_process(srv) || srv.repl.msrv.rdb_pipe.is_some() {
+        return false;
+    }
+    // The RDB pipe (the parent's end non-blocking) and the safe-to-exit
+    // pipe (the child blocks on it until the parent read everything).
+    let mut p = [0 as libc::c_int; 2];
+    let mut q = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills the array with two new descriptors on success.
+    if unsafe { libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return false;
+    }
+    // SAFETY: as above; on failure the first pair is closed.
+    if unsafe { libc::pipe2(q.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        // SAFETY: both are ours and unused.
+        unsafe {
+            libc::close(p[0]);
+            libc::close(p[1]);
+        }
+        return false;
+    }
+    // SAFETY: fcntl on our own fresh descriptor.
+    unsafe {
+        let fl = libc::fcntl(p[0], libc::F_GETFL);
+        libc::fcntl(p[0], libc::F_SETFL, fl | libc::O_NONBLOCK);
+    }
+    // The replicas of this transfer: those waiting for a BGSAVE to start.
+    let offset = srv.repl.master_repl_offset;
+    let replid = srv.repl.replid.clone();
+    let mut conns = Vec::new();
+    for token in srv.repl.slaves.clone() {
+        let slave = match running.as_deref_mut() {
+            Some(rc) if rc.token == token => Some(rc),
+            _ => srv.clients.get_mut(&token).map(|b| &mut **b),
+        };
+        if let Some(s) = slave {
+            if s.repl.replstate == SlaveState::WaitBgsaveStart {
+                conns.push((token, 0usize));
+                replication_setup_slave_for_full_resync(
+                    &replid,
+                    &mut srv.repl.slaveseldb,
+                    s,
+                    offset,
+                );
+            }
+        }
+    }
+    let pid = match crate::server::redis_fork(srv, crate::server::ChildType::Rdb) {
+        Ok(0) => {
+            // The child: write, then wait until the parent says it may go.
+            // SAFETY: closing the child's copies of the parent's ends.
+            unsafe {
+                libc::close(p[0]);
+                libc::close(q[1]);
+            }
+            // SAFETY: p[1] is ours alone in the child.
+            let out = unsafe { std::fs::File::from_raw_fd(p[1]) };
+            let ok = rdb_save_rio_with_eof_mark(srv, out).is_ok();
+            let mut dummy = [0u8; 1];
+            // SAFETY: a blocking read on our own descriptor; it returns
+            // when the parent closes the other end.
+            unsafe { libc::read(q[0], dummy.as_mut_ptr().cast(), 1) };
+            // SAFETY: terminating the child (exitFromChild).
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) }
+        }
+        Ok(pid) => pid,
+        Err(e) => {
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Can't save in background: fork: {}",
+                    crate::config::strerror(&e)
+                ),
+            );
+            // Undo: back to waiting for a BGSAVE (the caller drops them).
+            for (token, _) in &conns {
+                let slave = match running.as_deref_mut() {
+                    Some(rc) if rc.token == *token => Some(rc),
+                    _ => srv.clients.get_mut(token).map(|b| &mut **b),
+                };
+                if let Some(s) = slave {
+                    if s.repl.replstate == SlaveState::WaitBgsaveEnd {
+                        s.repl.replstate = SlaveState::WaitBgsaveStart;
+                    }
+                }
+            }
+            // SAFETY: all four are ours and unused.
+            unsafe {
+                for fd in [p[0], p[1], q[0], q[1]] {
+                    libc::close(fd);
+                }
+            }
+            return false;
+        }
+    };
+    // SAFETY: closing the parent's copies of the child's ends, and wrapping
+    // the parent's ends, which nothing else owns.
+    let (read, child_exit) = unsafe {
+        libc::close(p[1]);
+        libc::close(q[0]);
+        (
+            std::fs::File::from_raw_fd(p[0]),
+            std::fs::File::from_raw_fd(q[1]),
+        )
+    };
+    server_log(
+        LogLevel::Notice,
+        &format!("Background RDB transfer started by pid {pid}"),
+    );
+    srv.rdb.child_pid = Some(pid);
+    srv.rdb.save_time_start = unixtime();
+    srv.repl.msrv.rdb_child_socket = true;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&read);
+    if let Err(e) = srv.poll.registry().register(
+        &mut mio::unix::SourceFd(&fd),
+        crate::server::RDB_PIPE_TOKEN,
+        Interest::READABLE,
+    ) {
+        server_log(
+            LogLevel::Warning,
+            &format!("Unrecoverable error creating server.rdb_pipe_read file event: {e}"),
+        );
+    }
+    srv.repl.msrv.rdb_pipe = Some(RdbPipe {
+        read,
+        child_exit: Some(child_exit),
+        conns,
+        writing: 0,
+        buf: Vec::new(),
+        eof: false,
+    });
+    // (Registering reports data already in the pipe on the next poll.)
+    true
+}
+
+/// rdbSaveRioWithEOFMark (in the child): `$EOF:<mark>\r\n`, the RDB, the
+/// mark again. The replica knows the end when it sees the mark.
+fn rdb_save_rio_with_eof_mark(srv: &Server, mut out: std::fs::File) -> io::Result<()> {
+    let mark = crate::server::random_hex(RDB_EOF_MARK_SIZE);
+    out.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
+    let mut out = crate::rdb::rdb_save_rio(srv, out, false, |_| {})?;
+    out.write_all(mark.as_bytes())?;
+    out.flush()
+}
+
+/// rdbPipeReadHandler: relay what the child wrote to every replica of the
+/// transfer; stop reading while one of them has not taken it all.
+pub fn rdb_pipe_read_handler(srv: &mut Server) {
+    use std::io::Read;
+    let mut chunk = vec![0u8; PROTO_IOBUF_LEN];
+    loop {
+        let Some(pipe) = srv.repl.msrv.rdb_pipe.as_mut() else {
+            return;
+        };
+        if pipe.writing > 0 || pipe.eof {
+            return;
+        }
+        let n = match pipe.read.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                server_log(
+                    LogLevel::Warning,
+                    &format!(
+                        "Diskless rdb transfer, read error sending DB to replicas: {}",
+                        crate::config::strerror(&e)
+                    ),
+                );
+                let conns = std::mem::take(&mut pipe.conns);
+                for (token, _) in conns {
+                    srv.clients_to_close.push(token);
+                    if let Some(s) = srv.clients.get_mut(&token) {
+                        s.flags |= CLIENT_CLOSE_ASAP;
+                    }
+                }
+                crate::rdb::kill_rdb_child(srv);
+                return;
+            }
+        };
+        if n == 0 {
+            // The child wrote everything: let it exit.
+            pipe.eof = true;
+            pipe.child_exit = None;
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&pipe.read);
+            let still_up = pipe.conns.len();
+            let _ = srv
+                .poll
+                .registry()
+                .deregister(&mut mio::unix::SourceFd(&fd));
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Diskless rdb transfer, done reading from pipe, {still_up} replicas still up."
+                ),
+            );
+            return;
+        }
+        pipe.buf.clear();
+        pipe.buf.extend_from_slice(&chunk[..n]);
+        let conns = pipe.conns.clone();
+        let mut alive = Vec::with_capacity(conns.len());
+        let mut writing = 0;
+        for (token, _) in conns {
+            let Some(mut s) = srv.clients.remove(&token) else {
+                continue;
+            };
+            let written = match s.stream.as_mut().map(|st| st.write(&chunk[..n])) {
+                Some(Ok(w)) => w,
+                Some(Err(e)) if e.kind() == io::ErrorKind::WouldBlock => 0,
+                _ => {
+                    server_log(
+                        LogLevel::Warning,
+                        "Diskless rdb transfer, write error sending DB to replica",
+                    );
+                    s.flags |= CLIENT_CLOSE_ASAP;
+                    srv.clients_to_close.push(token);
+                    srv.clients.insert(token, s);
+                    continue;
+                }
+            };
+            s.net_output_bytes += written as u64;
+            srv.stats.net_output_bytes += written as u64;
+            if written < n {
+                writing += 1;
+                let _ = want_writable(srv, &mut s);
+            }
+            alive.push((token, written));
+            srv.clients.insert(token, s);
+        }
+        let Some(pipe) = srv.repl.msrv.rdb_pipe.as_mut() else {
+            return;
+        };
+        pipe.writing = writing;
+        pipe.conns = alive;
+        if pipe.conns.is_empty() {
+            server_log(
+                LogLevel::Warning,
+                "Diskless rdb transfer, last replica dropped, killing fork child.",
+            );
+            crate::rdb::kill_rdb_child(srv);
+            return;
+        }
+    }
+}
+
+/// rdbPipeWriteHandler: a replica behind on the current chunk can take
+/// more; when the last one caught up, reading the pipe goes on.
+fn rdb_pipe_write_handler(srv: &mut Server, c: &mut Client) -> io::Result<()> {
+    let Some(pipe) = srv.repl.msrv.rdb_pipe.as_mut() else {
+        return Ok(());
+    };
+    let Some(i) = pipe.conns.iter().position(|(t, _)| *t == c.token) else {
+        return Ok(());
+    };
+    let start = pipe.conns[i].1;
+    if start >= pipe.buf.len() {
+        return Ok(()); // not behind
+    }
+    let Some(stream) = c.stream.as_mut() else {
+        return Ok(());
+    };
+    let mut off = start;
+    while off < pipe.buf.len() {
+        match stream.write(&pipe.buf[off..]) {
+            Ok(w) => off += w,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                server_log(
+                    LogLevel::Warning,
+                    &format!("Write error sending DB to replica: {e}"),
+                );
+                return Err(e);
+            }
+        }
+    }
+    c.net_output_bytes += (off - start) as u64;
+    pipe.conns[i].1 = off;
+    if off < pipe.buf.len() {
+        return Ok(()); // more to write: the writable event brings us back
+    }
+    pipe.writing = pipe.writing.saturating_sub(1);
+    if pipe.writing == 0 {
+        srv.repl.msrv.rdb_pipe_resume = true;
+    }
+    Ok(())
+}
+
+/// rdbPipeWriteHandlerConnRemoved: a replica of the transfer is gone.
+fn rdb_pipe_conn_removed(srv: &mut Server, token: Token) {
+    let Some(pipe) = srv.repl.msrv.rdb_pipe.as_mut() else {
+        return;
+    };
+    let Some(i) = pipe.conns.iter().position(|(t, _)| *t == token) else {
+        return;
+    };
+    let (_, off) = pipe.conns.remove(i);
+    if off < pipe.buf.len() {
+        pipe.writing = pipe.writing.saturating_sub(1);
+    }
+    if pipe.conns.is_empty() && !pipe.eof {
+        server_log(
+            LogLevel::Warning,
+            "Diskless rdb transfer, last replica dropped, killing fork child.",
+        );
+        crate::rdb::kill_rdb_child(srv);
+    } else if pipe.writing == 0 {
+        srv.repl.msrv.rdb_pipe_resume = true;
+    }
+}
+
+/// backgroundSaveDoneHandlerSocket: the diskless child ended (rdb.rs
+/// background_save_done); nothing was saved to disk.
+pub fn background_save_done_handler_socket(srv: &mut Server, exitcode: i32, bysignal: i32) {
+    if bysignal == 0 && exitcode == 0 {
+        server_log(
+            LogLevel::Notice,
+            "Background RDB transfer terminated with success",
+        );
+    } else if bysignal == 0 {
+        server_log(LogLevel::Warning, "Background transfer error");
+    } else {
+        server_log(
+            LogLevel::Warning,
+            &format!("Background transfer terminated by signal {bysignal}"),
+        );
+    }
+    if let Some(pipe) = srv.repl.msrv.rdb_pipe.take() {
+        if !pipe.eof {
+            let fd = std::os::fd::AsRawFd::as_raw_fd(&pipe.read);
+            let _ = srv
+                .poll
+                .registry()
+                .deregister(&mut mio::unix::SourceFd(&fd));
+        }
+    }
+    srv.rdb.save_time_start = -1;
 }

@@ -186,6 +186,9 @@ pub struct ClientRepl {
     /// SEND_BULK: the RDB file being sent (repldbfd/repldboff/repldbsize,
     /// replpreamble), master.rs.
     pub repldb: Option<Box<master::BulkTransfer>>,
+    /// After a diskless transfer: online, but the stream waits for the
+    /// replica's first REPLCONF ACK (repl_start_cmd_stream_on_ack).
+    pub repl_start_cmd_stream_on_ack: bool,
 }
 
 pub const SLAVE_CAPA_EOF: u8 = 1 << 0;
