@@ -458,3 +458,48 @@ fn a_replica_that_stops_reading_is_dropped_at_its_output_buffer_limit() {
     assert!(log.contains("overcoming of output buffer limits"), "{log}");
     drop(s);
 }
+
+#[test]
+fn two_replicas_share_one_diskless_transfer() {
+    if require_tool("redis-server").is_none() {
+        return skipped("redis-server not installed");
+    }
+    // The transfer starts when the second replica waits (max-replicas),
+    // long before the delay: both are fed from the same child's pipe.
+    let master = Server::start_with(&[
+        "--repl-diskless-sync-delay",
+        "600",
+        "--repl-diskless-sync-max-replicas",
+        "2",
+    ]);
+    let mut m = master.connect();
+    m.must(&["DEBUG", "POPULATE", "100000", "key", "100"]);
+    workload(&mut m, "pair");
+    let port = master.port.to_string();
+    let (Some(a), Some(b)) = (
+        RealRedis::start_with(&["--replicaof", "127.0.0.1", &port]),
+        RealRedis::start_with(&["--replicaof", "127.0.0.1", &port]),
+    ) else {
+        return;
+    };
+    let (mut ra, mut rb) = (a.connect(), b.connect());
+    for r in [&mut ra, &mut rb] {
+        wait_for("a replica's link to come up", || {
+            info_field(r, "replication", "master_link_status").as_deref() == Some("up")
+        });
+    }
+    workload(&mut m, "after");
+    wait_digests_equal(&mut m, &mut ra);
+    wait_digests_equal(&mut m, &mut rb);
+    let log = std::fs::read_to_string(&master.log).unwrap_or_default();
+    assert_eq!(
+        log.matches("Starting BGSAVE for SYNC with target: replicas sockets")
+            .count(),
+        1,
+        "{log}"
+    );
+    assert_eq!(
+        info_field(&mut m, "stats", "sync_full").as_deref(),
+        Some("2")
+    );
+}
