@@ -434,12 +434,7 @@ fn a_replica_that_stops_reading_is_dropped_at_its_output_buffer_limit() {
     let lite = Server::start_with(&["--client-output-buffer-limit", "replica 1mb 0 0"]);
     let mut c = lite.connect();
     // A replica that syncs and then never reads again.
-    let mut s = TcpStream::connect(("127.0.0.1", lite.port)).unwrap();
-    s.write_all(b"REPLCONF listening-port 1\r\n").unwrap();
-    let mut ok = [0u8; 5];
-    s.read_exact(&mut ok).unwrap();
-    assert_eq!(&ok, b"+OK\r\n");
-    s.write_all(b"PSYNC ? -1\r\n").unwrap();
+    let s = raw_replica(lite.port);
     wait_for("the replica online", || {
         info_field(&mut c, "replication", "slave0").is_some_and(|v| v.contains("state=online"))
     });
@@ -501,5 +496,81 @@ fn two_replicas_share_one_diskless_transfer() {
     assert_eq!(
         info_field(&mut m, "stats", "sync_full").as_deref(),
         Some("2")
+    );
+}
+
+/// A raw replica: REPLCONF listening-port, PSYNC ? -1, then silence.
+fn raw_replica(port: u16) -> TcpStream {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.write_all(b"REPLCONF listening-port 1\r\n").unwrap();
+    let mut ok = [0u8; 5];
+    s.read_exact(&mut ok).unwrap();
+    assert_eq!(&ok, b"+OK\r\n");
+    s.write_all(b"PSYNC ? -1\r\n").unwrap();
+    s
+}
+
+#[test]
+fn config_set_repl_backlog_size_resizes_the_backlog() {
+    let lite = Server::start_with(&["--repl-diskless-sync", "no"]);
+    let mut c = lite.connect();
+    let _s = raw_replica(lite.port);
+    wait_for("the backlog", || {
+        info_field(&mut c, "replication", "repl_backlog_active").as_deref() == Some("1")
+    });
+    c.must(&["CONFIG", "SET", "repl-backlog-size", "20000"]);
+    let v = "y".repeat(1000);
+    for i in 0..100 {
+        c.must(&["SET", &format!("k{i}"), &v]);
+    }
+    let field = |c: &mut Conn, f: &str| -> i64 {
+        info_field(c, "replication", f).unwrap().parse().unwrap()
+    };
+    assert_eq!(field(&mut c, "repl_backlog_size"), 20000);
+    assert_eq!(field(&mut c, "repl_backlog_histlen"), 20000);
+    let offset = field(&mut c, "master_repl_offset");
+    assert_eq!(
+        field(&mut c, "repl_backlog_first_byte_offset"),
+        offset - 20000 + 1
+    );
+}
+
+#[test]
+fn the_backlog_is_freed_after_repl_backlog_ttl_without_replicas() {
+    let lite = Server::start_with(&["--repl-backlog-ttl", "1"]);
+    let mut c = lite.connect();
+    let s = raw_replica(lite.port);
+    wait_for("the backlog", || {
+        info_field(&mut c, "replication", "repl_backlog_active").as_deref() == Some("1")
+    });
+    let id = info_field(&mut c, "replication", "master_replid");
+    drop(s);
+    wait_for("the backlog to be freed", || {
+        info_field(&mut c, "replication", "repl_backlog_active").as_deref() == Some("0")
+    });
+    // A new history: nobody may continue the old one.
+    assert_ne!(info_field(&mut c, "replication", "master_replid"), id);
+    let log = std::fs::read_to_string(&lite.log).unwrap_or_default();
+    assert!(
+        log.contains("Replication backlog freed after 1 seconds without connected replicas."),
+        "{log}"
+    );
+}
+
+#[test]
+fn a_replica_that_stops_acking_is_dropped_after_repl_timeout() {
+    let lite = Server::start_with(&["--repl-timeout", "1", "--repl-diskless-sync", "no"]);
+    let mut c = lite.connect();
+    let _s = raw_replica(lite.port);
+    wait_for("the replica online", || {
+        info_field(&mut c, "replication", "slave0").is_some_and(|v| v.contains("state=online"))
+    });
+    wait_for("the replica to be dropped", || {
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("0")
+    });
+    let log = std::fs::read_to_string(&lite.log).unwrap_or_default();
+    assert!(
+        log.contains("Disconnecting timedout replica (streaming sync): 127.0.0.1:1"),
+        "{log}"
     );
 }

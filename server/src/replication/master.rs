@@ -91,6 +91,9 @@ pub struct MasterState {
     /// before sleeping (not from inside one replica's write, when that
     /// replica is out of the client table).
     pub rdb_pipe_resume: bool,
+    /// The diskless child ended while its replica ran REPLCONF ACK (out
+    /// of the client table): that replica and whether the transfer worked.
+    pub socket_done_running: Option<(Token, bool)>,
 }
 
 /// A diskless transfer (server.rdb_pipe_*).
@@ -659,6 +662,11 @@ pub fn update_slaves_waiting_bgsave(srv: &mut Server, ok: bool) {
     let filename = srv.config.dbfilename.clone();
     for token in srv.repl.slaves.clone() {
         let Some(slave) = srv.clients.get_mut(&token) else {
+            // The client running a command (its REPLCONF ACK reaped the
+            // child): the ACK handler finishes it.
+            if socket {
+                srv.repl.msrv.socket_done_running = Some((token, ok));
+            }
             continue;
         };
         if slave.repl.replstate != SlaveState::WaitBgsaveEnd {
@@ -968,6 +976,30 @@ pub fn replconf_command(srv: &mut Server, c: &mut Client) {
                     c.repl.repl_ack_off = offset;
                 }
                 c.repl.repl_ack_time = unixtime();
+                // The ACK may come before the cron noticed the diskless
+                // child is done: look now (checkChildrenDone).
+                if srv.rdb.has_active_child()
+                    && srv.repl.msrv.rdb_child_socket
+                    && c.repl.replstate == SlaveState::WaitBgsaveEnd
+                {
+                    crate::server::check_children_done(srv);
+                    if let Some((token, ok)) = srv.repl.msrv.socket_done_running.take() {
+                        if token == c.token && ok {
+                            server_log(
+                                LogLevel::Notice,
+                                &format!(
+                                    "Streamed RDB transfer with replica {} succeeded (socket). Waiting for REPLCONF ACK from slave to enable streaming",
+                                    replication_get_slave_name(c)
+                                ),
+                            );
+                            if replica_put_online(srv, c) {
+                                c.repl.repl_start_cmd_stream_on_ack = true;
+                            }
+                        } else if token == c.token {
+                            c.flags |= CLIENT_CLOSE_ASAP;
+                        }
+                    }
+                }
                 // After a diskless transfer the first ACK proves the
                 // replica loaded the RDB: the stream may flow now.
                 if c.repl.repl_start_cmd_stream_on_ack && c.repl.replstate == SlaveState::Online {
