@@ -574,3 +574,31 @@ fn a_replica_that_stops_acking_is_dropped_after_repl_timeout() {
         "{log}"
     );
 }
+
+#[test]
+fn a_diskless_replica_that_stops_reading_is_dropped_and_the_child_stopped() {
+    let lite = Server::start_with(&["--repl-timeout", "1", "--repl-diskless-sync-delay", "0"]);
+    let mut c = lite.connect();
+    // An RDB far bigger than the socket buffers.
+    c.must(&["DEBUG", "POPULATE", "300000", "key", "100"]);
+    let mut s = TcpStream::connect(("127.0.0.1", lite.port)).unwrap();
+    s.write_all(b"REPLCONF capa eof\r\n").unwrap();
+    let mut ok = [0u8; 5];
+    s.read_exact(&mut ok).unwrap();
+    assert_eq!(&ok, b"+OK\r\n");
+    s.write_all(b"PSYNC ? -1\r\n").unwrap();
+    wait_for("the stuck replica to be dropped", || {
+        info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("0")
+    });
+    wait_for("the child to be gone", || {
+        info_field(&mut c, "persistence", "rdb_bgsave_in_progress").as_deref() == Some("0")
+    });
+    let log = std::fs::read_to_string(&lite.log).unwrap_or_default();
+    assert!(
+        log.contains("Disconnecting timedout replica (full sync)"),
+        "{log}"
+    );
+    // The loop was never held up.
+    assert_eq!(c.must(&["PING"]), b"+PONG\r\n");
+    drop(s);
+}

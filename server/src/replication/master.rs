@@ -104,8 +104,10 @@ pub struct RdbPipe {
     pub read: std::fs::File,
     pub child_exit: Option<std::fs::File>,
     /// The replicas fed (rdb_pipe_conns), with how much of `buf` each has
-    /// taken; `writing` counts those still behind (rdb_pipe_numconns_writing).
-    pub conns: Vec<(Token, usize)>,
+    /// taken and when it last took a part of it (repl_last_partial_write,
+    /// 0 when it is not behind); `writing` counts those still behind
+    /// (rdb_pipe_numconns_writing).
+    pub conns: Vec<(Token, usize, i64)>,
     pub writing: usize,
     /// The last chunk read from the pipe (rdb_pipe_buff / bufflen).
     pub buf: Vec<u8>,
@@ -1237,6 +1239,25 @@ pub fn replication_cron_master(srv: &mut Server) {
             _ => {}
         }
     }
+    // A diskless transfer stuck on a replica that stopped reading: the
+    // child (and the other replicas) would wait for ever.
+    if let Some(pipe) = srv.repl.msrv.rdb_pipe.as_ref() {
+        for (token, _, since) in pipe.conns.clone() {
+            if since != 0 && now - since > repl_timeout {
+                if let Some(s) = srv.clients.get_mut(&token) {
+                    server_log(
+                        LogLevel::Warning,
+                        &format!(
+                            "Disconnecting timedout replica (full sync): {}",
+                            replication_get_slave_name(s)
+                        ),
+                    );
+                    s.flags |= CLIENT_CLOSE_ASAP;
+                    srv.clients_to_close.push(token);
+                }
+            }
+        }
+    }
     let ttl = cfg_num(srv, "repl-backlog-ttl");
     if srv.repl.slaves.is_empty()
         && ttl > 0
@@ -1430,7 +1451,7 @@ fn rdb_save_to_slaves_sockets(srv: &mut Server, mut running: Option<&mut Client>
         };
         if let Some(s) = slave {
             if s.repl.replstate == SlaveState::WaitBgsaveStart {
-                conns.push((token, 0usize));
+                conns.push((token, 0usize, 0i64));
                 replication_setup_slave_for_full_resync(
                     &replid,
                     &mut srv.repl.slaveseldb,
@@ -1468,7 +1489,7 @@ fn rdb_save_to_slaves_sockets(srv: &mut Server, mut running: Option<&mut Client>
                 ),
             );
             // Undo: back to waiting for a BGSAVE (the caller drops them).
-            for (token, _) in &conns {
+            for (token, _, _) in &conns {
                 let slave = match running.as_deref_mut() {
                     Some(rc) if rc.token == *token => Some(rc),
                     _ => srv.clients.get_mut(token).map(|b| &mut **b),
@@ -1563,7 +1584,7 @@ pub fn rdb_pipe_read_handler(srv: &mut Server) {
                     ),
                 );
                 let conns = std::mem::take(&mut pipe.conns);
-                for (token, _) in conns {
+                for (token, _, _) in conns {
                     srv.clients_to_close.push(token);
                     if let Some(s) = srv.clients.get_mut(&token) {
                         s.flags |= CLIENT_CLOSE_ASAP;
@@ -1596,31 +1617,49 @@ pub fn rdb_pipe_read_handler(srv: &mut Server) {
         let conns = pipe.conns.clone();
         let mut alive = Vec::with_capacity(conns.len());
         let mut writing = 0;
-        for (token, _) in conns {
+        let now = unixtime();
+        for (token, _, _) in conns {
             let Some(mut s) = srv.clients.remove(&token) else {
                 continue;
             };
-            let written = match s.stream.as_mut().map(|st| st.write(&chunk[..n])) {
-                Some(Ok(w)) => w,
-                Some(Err(e)) if e.kind() == io::ErrorKind::WouldBlock => 0,
-                _ => {
-                    server_log(
-                        LogLevel::Warning,
-                        "Diskless rdb transfer, write error sending DB to replica",
-                    );
-                    s.flags |= CLIENT_CLOSE_ASAP;
-                    srv.clients_to_close.push(token);
-                    srv.clients.insert(token, s);
-                    continue;
+            // Write until all of it went or the socket is full (so the
+            // edge-triggered writable event will come).
+            let mut written = 0;
+            let mut failed = false;
+            while written < n {
+                match s.stream.as_mut().map(|st| st.write(&chunk[written..n])) {
+                    Some(Ok(0)) | None => {
+                        failed = true;
+                        break;
+                    }
+                    Some(Ok(w)) => written += w,
+                    Some(Err(e)) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Some(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Some(Err(_)) => {
+                        failed = true;
+                        break;
+                    }
                 }
-            };
+            }
+            if failed {
+                server_log(
+                    LogLevel::Warning,
+                    "Diskless rdb transfer, write error sending DB to replica",
+                );
+                s.flags |= CLIENT_CLOSE_ASAP;
+                srv.clients_to_close.push(token);
+                srv.clients.insert(token, s);
+                continue;
+            }
             s.net_output_bytes += written as u64;
             srv.stats.net_output_bytes += written as u64;
+            let mut partial = 0;
             if written < n {
                 writing += 1;
+                partial = now;
                 let _ = want_writable(srv, &mut s);
             }
-            alive.push((token, written));
+            alive.push((token, written, partial));
             srv.clients.insert(token, s);
         }
         let Some(pipe) = srv.repl.msrv.rdb_pipe.as_mut() else {
@@ -1645,7 +1684,7 @@ fn rdb_pipe_write_handler(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     let Some(pipe) = srv.repl.msrv.rdb_pipe.as_mut() else {
         return Ok(());
     };
-    let Some(i) = pipe.conns.iter().position(|(t, _)| *t == c.token) else {
+    let Some(i) = pipe.conns.iter().position(|(t, _, _)| *t == c.token) else {
         return Ok(());
     };
     let start = pipe.conns[i].1;
@@ -1673,8 +1712,12 @@ fn rdb_pipe_write_handler(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     c.net_output_bytes += (off - start) as u64;
     pipe.conns[i].1 = off;
     if off < pipe.buf.len() {
+        if off > start {
+            pipe.conns[i].2 = unixtime();
+        }
         return Ok(()); // more to write: the writable event brings us back
     }
+    pipe.conns[i].2 = 0;
     pipe.writing = pipe.writing.saturating_sub(1);
     if pipe.writing == 0 {
         srv.repl.msrv.rdb_pipe_resume = true;
@@ -1687,10 +1730,10 @@ fn rdb_pipe_conn_removed(srv: &mut Server, token: Token) {
     let Some(pipe) = srv.repl.msrv.rdb_pipe.as_mut() else {
         return;
     };
-    let Some(i) = pipe.conns.iter().position(|(t, _)| *t == token) else {
+    let Some(i) = pipe.conns.iter().position(|(t, _, _)| *t == token) else {
         return;
     };
-    let (_, off) = pipe.conns.remove(i);
+    let (_, off, _) = pipe.conns.remove(i);
     if off < pipe.buf.len() {
         pipe.writing = pipe.writing.saturating_sub(1);
     }
