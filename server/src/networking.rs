@@ -1586,7 +1586,8 @@ pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
     let now = Instant::now();
     let age = now.saturating_duration_since(cl.ctime).as_secs();
     let idle = now.saturating_duration_since(cl.last_interaction).as_secs();
-    let cmd = if cl.argv.is_empty() {
+    // A blocked client (BLPOP, WAIT) shows the command it waits in.
+    let cmd = if cl.argv.is_empty() || cl.has_flag(CLIENT_BLOCKED) {
         cl.last_cmd
     } else {
         running_cmd
