@@ -602,3 +602,29 @@ fn a_diskless_replica_that_stops_reading_is_dropped_and_the_child_stopped() {
     assert_eq!(c.must(&["PING"]), b"+PONG\r\n");
     drop(s);
 }
+
+#[test]
+fn a_blocked_wait_reads_and_unblocks_as_in_redis() {
+    let run = |p: &Process| -> Vec<String> {
+        let mut w = p.connect();
+        let mut c = p.connect();
+        let id = text(&w.must(&["CLIENT", "ID"]));
+        let id = id.trim_start_matches(':').trim().to_string();
+        w.send_cmd(&["WAIT", "1", "0"]).unwrap();
+        let mut line = String::new();
+        wait_for("WAIT to block", || {
+            let list = text(&c.must(&["CLIENT", "LIST", "ID", &id]));
+            line = list
+                .split(' ')
+                .filter(|f| f.starts_with("flags=") || f.starts_with("cmd="))
+                .collect::<Vec<_>>()
+                .join(" ");
+            list.contains("flags=b")
+        });
+        let unblocked = text(&c.must(&["CLIENT", "UNBLOCK", &id]));
+        let reply = text(&w.read_reply().unwrap());
+        vec![line, unblocked, reply]
+    };
+    let ours = common::run_on_both(run);
+    assert_eq!(ours, vec!["flags=b cmd=wait", ":1\r\n", ":0\r\n"]);
+}
