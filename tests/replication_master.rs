@@ -628,3 +628,36 @@ fn a_blocked_wait_reads_and_unblocks_as_in_redis() {
     let ours = common::run_on_both(run);
     assert_eq!(ours, vec!["flags=b cmd=wait", ":1\r\n", ":0\r\n"]);
 }
+
+#[test]
+fn replconf_and_psync_errors_read_as_redis() {
+    let run = |p: &Process| -> Vec<String> {
+        let mut c = p.connect();
+        [
+            vec!["REPLCONF", "listening-port"],
+            vec!["REPLCONF", "listening-port", "x"],
+            vec!["REPLCONF", "rdb-only", "2"],
+            vec!["REPLCONF", "rdb-only", "x"],
+            vec!["REPLCONF", "bogus", "1"],
+            vec!["REPLCONF", "capa", "unknown-capa"],
+            vec!["REPLCONF", "ack", "10"],
+            vec!["REPLCONF", "listening-port", "6380", "capa", "eof"],
+            vec!["WAIT", "0", "x"],
+            vec!["WAIT", "0", "0"],
+            vec!["PSYNC", "?"],
+            vec!["ROLE", "x"],
+        ]
+        .iter()
+        .map(|cmd| {
+            c.send_cmd(cmd).unwrap();
+            // REPLCONF ACK from a non-replica gets no reply at all.
+            if cmd[1] == "ack" {
+                return String::from("(none)");
+            }
+            text(&c.read_reply().unwrap())
+        })
+        .collect()
+    };
+    let ours = common::run_on_both(run);
+    assert_eq!(ours[4], "-ERR Unrecognized REPLCONF option: bogus\r\n");
+}

@@ -1017,7 +1017,7 @@ pub fn replconf_command(srv: &mut Server, c: &mut Client) {
             b"rdb-only" => match storage::util::string2ll(&val) {
                 Some(v @ 0..=1) => c.repl.rdb_only = v == 1,
                 Some(_) => {
-                    c.add_reply_error("ERR value is out of range, must be positive");
+                    c.add_reply_error("ERR value is out of range, value must between 0 and 1");
                     return;
                 }
                 None => {
