@@ -341,8 +341,7 @@ impl<W: Write> RdbWriter<W> {
         self.save_raw_string(val)
     }
 
-    /// rdbSaveInfoAuxFields without the repl-* fields (saved only by a
-    /// master with a replication backlog, which redis-lite has not yet).
+    /// rdbSaveInfoAuxFields without the repl-* fields.
     pub fn save_info_aux_fields(
         &mut self,
         redis_ver: &str,
@@ -350,10 +349,29 @@ impl<W: Write> RdbWriter<W> {
         used_mem: u64,
         aof_base: bool,
     ) -> io::Result<()> {
+        self.save_info_aux_fields_rsi(redis_ver, ctime, used_mem, None, aof_base)
+    }
+
+    /// rdbSaveInfoAuxFields: with `rsi` (repl-stream-db, repl-id,
+    /// repl-offset), saved by a master with a replication backlog, so the
+    /// replica that loads the file knows where its stream continues.
+    pub fn save_info_aux_fields_rsi(
+        &mut self,
+        redis_ver: &str,
+        ctime: i64,
+        used_mem: u64,
+        rsi: Option<(i64, &str, i64)>,
+        aof_base: bool,
+    ) -> io::Result<()> {
         self.save_aux_field(b"redis-ver", redis_ver.as_bytes())?;
         self.save_aux_field(b"redis-bits", b"64")?;
         self.save_aux_field(b"ctime", ctime.to_string().as_bytes())?;
         self.save_aux_field(b"used-mem", used_mem.to_string().as_bytes())?;
+        if let Some((stream_db, replid, offset)) = rsi {
+            self.save_aux_field(b"repl-stream-db", stream_db.to_string().as_bytes())?;
+            self.save_aux_field(b"repl-id", replid.as_bytes())?;
+            self.save_aux_field(b"repl-offset", offset.to_string().as_bytes())?;
+        }
         self.save_aux_field(b"aof-base", if aof_base { b"1" } else { b"0" })
     }
 

@@ -173,6 +173,7 @@ pub fn ae_process_events(
         processed += 1;
         let is_listener = event.token == LISTENER_TOKEN
             || event.token == server::UNIX_LISTENER_TOKEN
+            || event.token == server::RDB_PIPE_TOKEN
             || event.token.0 < srv.listeners.len();
         if while_blocked && !is_listener && !srv.clients.contains_key(&event.token) {
             // The script's own client: remember the readiness (mio reports
@@ -224,6 +225,10 @@ pub fn ae_fire_file_event(srv: &mut Server, event: FiredEvent) {
     }
     if token == server::UNIX_LISTENER_TOKEN {
         networking::accept_unix_handler(srv);
+        return;
+    }
+    if token == server::RDB_PIPE_TOKEN {
+        crate::replication::master::rdb_pipe_read_handler(srv);
         return;
     }
     if event.readable {

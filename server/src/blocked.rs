@@ -36,6 +36,9 @@ pub enum BlockType {
     ZSet,
     /// XREAD / XREADGROUP: served by t_stream.rs, not by re-running.
     Stream,
+    /// WAIT (BLOCKED_WAIT): no keys; answered by replication/master.rs
+    /// when enough replicas acknowledged.
+    Wait,
 }
 
 /// What a parked client waits for (c->bstate).
@@ -347,9 +350,18 @@ pub fn handle_blocked_clients_timeout(srv: &mut Server) {
                 .as_ref()
                 .is_some_and(|b| b.timeout != 0 && b.timeout < now);
         if due {
+            let wait = c
+                .bstate
+                .as_ref()
+                .is_some_and(|b| b.btype == BlockType::Wait);
             unblock_client(srv, &mut c);
-            // replyToBlockedClientTimedOut: a null array for list pops.
-            networking::add_reply_unless_silenced(&mut c, |c| c.add_reply_null_array());
+            // replyToBlockedClientTimedOut: a null array for list pops,
+            // the number of replicas that made it for WAIT.
+            if wait {
+                crate::replication::master::reply_to_wait_timed_out(srv, &mut c);
+            } else {
+                networking::add_reply_unless_silenced(&mut c, |c| c.add_reply_null_array());
+            }
             networking::reset_client_reply_skip(&mut c);
             server::update_stats_on_unblock(srv, &mut c);
             srv.unblocked_clients.push(token);
@@ -369,14 +381,22 @@ pub fn nearest_block_timeout(srv: &Server) -> Option<i64> {
 /// CLIENT UNBLOCK's action on a parked client: TIMEOUT replies as if the
 /// time were up, ERROR with Redis's -UNBLOCKED error.
 pub fn unblock_client_from_command(srv: &mut Server, c: &mut Client, with_error: bool) {
+    let wait = c
+        .bstate
+        .as_ref()
+        .is_some_and(|b| b.btype == BlockType::Wait);
     unblock_client(srv, c);
-    networking::add_reply_unless_silenced(c, |c| {
-        if with_error {
-            c.add_reply_error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
-        } else {
-            c.add_reply_null_array();
-        }
-    });
+    if wait && !with_error {
+        crate::replication::master::reply_to_wait_timed_out(srv, c);
+    } else {
+        networking::add_reply_unless_silenced(c, |c| {
+            if with_error {
+                c.add_reply_error("UNBLOCKED client unblocked via CLIENT UNBLOCK");
+            } else {
+                c.add_reply_null_array();
+            }
+        });
+    }
     networking::reset_client_reply_skip(c);
     server::update_stats_on_unblock(srv, c);
     srv.unblocked_clients.push(c.token);

@@ -862,6 +862,42 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         CMD_NO_ASYNC_LOADING | A | NS,
         NOKEYS,
     ),
+    // ---- replication, the master side (replication/master.rs) ----
+    cmd(
+        "sync",
+        crate::replication::master::sync_command,
+        1,
+        A | NS | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI,
+        NOKEYS,
+    ),
+    cmd(
+        "psync",
+        crate::replication::master::sync_command,
+        -3,
+        A | NS | CMD_NO_ASYNC_LOADING | CMD_NO_MULTI,
+        NOKEYS,
+    ),
+    cmd(
+        "replconf",
+        crate::replication::master::replconf_command,
+        -1,
+        A | NS | LD | ST | CMD_ALLOW_BUSY,
+        NOKEYS,
+    ),
+    cmd(
+        "wait",
+        crate::replication::master::wait_command,
+        3,
+        NS,
+        NOKEYS,
+    ),
+    cmd(
+        "role",
+        crate::replication::master::role_command,
+        1,
+        NS | LD | ST | F,
+        NOKEYS,
+    ),
     cmd(
         "bgrewriteaof",
         crate::aof::bgrewriteaof_command,

@@ -218,6 +218,9 @@ pub struct Config {
     /// ACLLoadUsersAtStartup).
     pub user_lines: Vec<Vec<String>>,
     pub repl_backlog_size: i64,
+    /// min-replicas-to-write / min-replicas-max-lag (read on every write).
+    pub repl_min_slaves_to_write: i64,
+    pub repl_min_slaves_max_lag: i64,
     /// save points: (seconds, changes).
     pub save_params: Vec<(i64, i64)>,
     pub appendonly: bool,
@@ -1514,6 +1517,8 @@ impl Default for Config {
             always_show_logo: false,
             user_lines: Vec::new(),
             repl_backlog_size: 0,
+            repl_min_slaves_to_write: 0,
+            repl_min_slaves_max_lag: 0,
             save_params: Vec::new(),
             appendonly: false,
             dbfilename: String::new(),
@@ -1678,6 +1683,8 @@ impl Config {
         self.always_show_logo = self.b("always-show-logo");
         self.acl_pubsub_default_allchannels = self.e("acl-pubsub-default") == 1;
         self.repl_backlog_size = self.n("repl-backlog-size");
+        self.repl_min_slaves_to_write = self.n("min-replicas-to-write");
+        self.repl_min_slaves_max_lag = self.n("min-replicas-max-lag");
         self.save_params = match self.value("save") {
             Some(Value::Save(s)) => s.clone(),
             _ => Vec::new(),

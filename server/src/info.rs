@@ -352,9 +352,9 @@ fn stats_section(srv: &Server) -> String {
         "instantaneous_input_repl_kbps" => "0.00",
         "instantaneous_output_repl_kbps" => "0.00",
         "rejected_connections" => st.rejected_conn,
-        "sync_full" => 0,
-        "sync_partial_ok" => 0,
-        "sync_partial_err" => 0,
+        "sync_full" => srv.repl.stat_sync_full,
+        "sync_partial_ok" => srv.repl.stat_sync_partial_ok,
+        "sync_partial_err" => srv.repl.stat_sync_partial_err,
         "expired_keys" => st.expiredkeys,
         "expired_stale_perc" => format!("{:.2}", srv.expire_state.stale_perc * 100.0),
         "expired_time_cap_reached_count" => srv.expire_state.time_cap_reached_count,
@@ -397,18 +397,11 @@ fn stats_section(srv: &Server) -> String {
 fn replication_section(srv: &Server) -> String {
     let mut s = String::from("# Replication\r\n");
     fields!(s,
-        "role" => "master",
-        "connected_slaves" => 0,
-        "master_failover_state" => "no-failover",
-        "master_replid" => srv.repl.replid,
-        "master_replid2" => "0".repeat(crate::server::CONFIG_RUN_ID_SIZE),
-        "master_repl_offset" => 0,
-        "second_repl_offset" => -1,
-        "repl_backlog_active" => 0,
-        "repl_backlog_size" => srv.config.repl_backlog_size,
-        "repl_backlog_first_byte_offset" => 0,
-        "repl_backlog_histlen" => 0,
+        "role" => if srv.repl.masterhost.is_some() { "slave" } else { "master" },
     );
+    // The replica block (master_host ... replica_announced) goes here:
+    // replica.rs's half.
+    crate::replication::master::info_replication_master(srv, &mut s);
     s
 }
 

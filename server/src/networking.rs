@@ -91,6 +91,9 @@ pub const CLIENT_SLAVE: u32 = 1 << 20;
 /// The link to our own master: its commands are the replication stream
 /// and get no replies (replication/replica.rs).
 pub const CLIENT_MASTER: u32 = 1 << 21;
+/// CLIENT_PRE_PSYNC: a replica that spoke the old SYNC: no +FULLRESYNC,
+/// no offsets, no ACKs (so no repl-timeout either).
+pub const CLIENT_PRE_PSYNC: u32 = 1 << 26;
 
 /// Whose connection this is, as CLIENT KILL TYPE / CLIENT LIST see it.
 pub struct Client {
@@ -769,13 +772,23 @@ pub fn client_reply_command(_srv: &mut Server, c: &mut Client) {
 /// (Redis treats monitors like replicas: uncapped).
 /// Returns Err only when the connection is broken.
 pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
-    let Some(stream) = c.stream.as_mut() else {
+    if c.stream.is_none() {
         // A fake client keeps its reply for the caller to read.
+        return Ok(());
+    }
+    // A replica gets nothing before its RDB, and the RDB itself in
+    // SEND_BULK (replication/master.rs).
+    if crate::replication::master::slave_stream_on_hold(c)
+        && !crate::replication::master::write_to_slave_not_online(srv, c)?
+    {
+        return Ok(());
+    }
+    let Some(stream) = c.stream.as_mut() else {
         return Ok(());
     };
     let mut written = 0usize;
     let mut socket_full = false;
-    let cap = if c.flags & CLIENT_MONITOR != 0 {
+    let cap = if c.flags & (CLIENT_MONITOR | CLIENT_SLAVE) != 0 {
         usize::MAX
     } else {
         NET_MAX_WRITES_PER_EVENT
@@ -842,6 +855,9 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
 /// `normal` (Redis flags them as replicas but exposes them as normal); a
 /// subscribed client uses the `pubsub` class.
 pub fn get_client_type(c: &Client) -> usize {
+    if c.has_flag(CLIENT_SLAVE) && !c.has_flag(CLIENT_MONITOR) {
+        return crate::config::CLIENT_TYPE_SLAVE;
+    }
     if c.has_flag(CLIENT_PUBSUB) {
         return crate::config::CLIENT_TYPE_PUBSUB;
     }
@@ -1476,6 +1492,9 @@ pub enum ClientType {
 }
 
 pub fn client_type(c: &Client) -> ClientType {
+    if c.has_flag(CLIENT_SLAVE) && !c.has_flag(CLIENT_MONITOR) {
+        return ClientType::Replica;
+    }
     if c.has_flag(CLIENT_PUBSUB) {
         return ClientType::Pubsub;
     }
@@ -1617,6 +1636,8 @@ pub fn client_flags_string(flags: u32) -> String {
     let mut s = String::new();
     if flags & CLIENT_MONITOR != 0 {
         s.push('O');
+    } else if flags & CLIENT_SLAVE != 0 {
+        s.push('S');
     }
     if flags & CLIENT_PUBSUB != 0 {
         s.push('P');
@@ -2006,7 +2027,9 @@ pub fn put_back_client(srv: &mut Server, mut c: Box<Client>) {
     if c.has_flag(CLIENT_CLOSE_ASAP) {
         srv.clients_to_close.push(token);
     } else {
-        if !c.reply.is_empty() && !c.has_flag(CLIENT_PENDING_WRITE) {
+        // A replica not online yet is written by replication/master.rs.
+        let slave_waits = crate::replication::master::slave_stream_on_hold(&c);
+        if !c.reply.is_empty() && !c.has_flag(CLIENT_PENDING_WRITE) && !slave_waits {
             c.flags |= CLIENT_PENDING_WRITE;
             srv.clients_pending_write.push(token);
         }
@@ -2055,6 +2078,8 @@ pub fn free_client(srv: &mut Server, token: Token) {
         crate::multi::discard_transaction(srv, &mut c);
         // ... and every channel and pattern it subscribed to.
         crate::pubsub::pubsub_unsubscribe_all(srv, &mut c);
+        // ... and a replica the list of replicas.
+        crate::replication::master::free_slave(srv, &mut c);
         if let Some(stream) = c.stream.as_mut() {
             let _ = srv.poll.registry().deregister(stream);
         }

@@ -24,7 +24,8 @@
 //!   evictions) are emitted without MULTI (`propagate_no_multi`).
 //! - `propagate_now` is the single exit: it feeds the AOF
 //!   (`aof::feed_append_only_file`, which adds SELECT when the db changes)
-//!   and is where replication will feed its replicas (`PROPAGATE_REPL`).
+//!   and feeds the replicas and the backlog (`PROPAGATE_REPL`:
+//!   replication/master.rs `replication_feed_slaves`, which adds SELECT).
 //!
 //! Breakpoint on `propagate_now` to see every byte of the stream.
 
@@ -66,7 +67,8 @@ pub struct PropagateState {
     /// The running call's CALL_* flags.
     pub call_flags: u8,
     /// Replication's switch: whether PROPAGATE_REPL ops have somewhere to
-    /// go (replicas or a backlog). False until replication exists.
+    /// go: true while a replication backlog exists (master.rs creates it
+    /// with the first replica and frees it after repl-backlog-ttl).
     pub repl_enabled: bool,
 }
 
@@ -127,7 +129,9 @@ fn propagate_now(srv: &mut Server, dbid: usize, argv: &[Bytes], target: u8) {
     if srv.aof.state != crate::aof::AofStatus::Off && target & PROPAGATE_AOF != 0 {
         crate::aof::feed_append_only_file(srv, dbid, argv);
     }
-    // PROPAGATE_REPL: replicationFeedSlaves(dbid, argv) goes here.
+    if srv.propagate.repl_enabled && target & PROPAGATE_REPL != 0 {
+        crate::replication::master::replication_feed_slaves(srv, dbid as i64, argv);
+    }
 }
 
 /// The part of `call()` that decides whether the command itself is

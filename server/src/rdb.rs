@@ -183,7 +183,14 @@ pub fn rdb_save_rio<W: Write>(
     let mut w = RdbWriter::new(out, rdb_compression(srv), cfg_yes(srv, "rdbchecksum"));
     w.save_header()?;
     let used_mem = crate::memory::used_memory() as u64;
-    w.save_info_aux_fields(REDIS_VERSION, mstime() / 1000, used_mem, aof_base)?;
+    // rdbPopulateSaveInfo: the repl-* fields, not in an AOF preamble.
+    let rsi = if aof_base {
+        None
+    } else {
+        crate::replication::master::rdb_populate_save_info(srv)
+    };
+    let rsi_ref = rsi.as_ref().map(|(db, id, off)| (*db, id.as_str(), *off));
+    w.save_info_aux_fields_rsi(REDIS_VERSION, mstime() / 1000, used_mem, rsi_ref, aof_base)?;
     for lib in srv.functions.lib_ctx.libraries.values() {
         w.save_function(&lib.code)?;
     }
@@ -562,11 +569,18 @@ fn receive_child_info(srv: &mut Server) {
 /// The BGSAVE child ended (reaped by server::check_children_done): count
 /// the save or the failure, take its last COW report, forget the child.
 pub fn background_save_done(srv: &mut Server, exitcode: i32, bysignal: i32) {
-    background_save_done_handler(srv, exitcode, bysignal);
+    // A diskless replication child wrote to replicas, not to the file.
+    if srv.repl.msrv.rdb_child_socket {
+        crate::replication::master::background_save_done_handler_socket(srv, exitcode, bysignal);
+    } else {
+        background_save_done_handler(srv, exitcode, bysignal);
+    }
     if bysignal == 0 && exitcode == 0 {
         receive_child_info(srv);
     }
     reset_child_state(srv);
+    // Replicas waiting for this RDB get it now (updateSlavesWaitingBgsave).
+    crate::replication::master::update_slaves_waiting_bgsave(srv, bysignal == 0 && exitcode == 0);
 }
 
 /// backgroundSaveDoneHandlerDisk: count the save (or the failure).

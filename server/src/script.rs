@@ -415,6 +415,20 @@ pub fn script_call<'a>(
             "Write commands are not allowed from read-only scripts.",
         );
     }
+    // ... and, for a write before the script's first one, not enough good
+    // replicas (min-replicas-to-write): NOREPLICAS, as for a client.
+    if flags & CMD_WRITE != 0
+        && ctx_flags & SCRIPT_WRITE_DIRTY == 0
+        && !crate::replication::master::check_good_replicas_status(srv)
+    {
+        srv.stats.total_error_replies += 1;
+        *srv.stats
+            .errors
+            .entry("NOREPLICAS".to_string())
+            .or_insert(0) += 1;
+        srv.commands.get_mut(id).stats.rejected_calls += 1;
+        return Err(format!("-{}", crate::replication::master::NOREPLICAS_ERR));
+    }
     // scriptVerifyOOM: over maxmemory at command start, a script without
     // allow-oom may not run a deny-oom command before its first write
     // (after one it cannot stop half-way).

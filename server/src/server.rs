@@ -56,6 +56,9 @@ pub const LISTENER_TOKEN: Token = Token(0);
 /// `bind` address, counted from 0), before the first client's.
 pub const UNIX_LISTENER_TOKEN: Token = Token(FIRST_CLIENT_TOKEN - 1);
 pub const FIRST_CLIENT_TOKEN: usize = 64;
+/// The pipe a diskless replication child writes its RDB into
+/// (replication/master.rs rdb_pipe_read_handler).
+pub const RDB_PIPE_TOKEN: Token = Token(FIRST_CLIENT_TOKEN - 2);
 
 /// STATS_METRIC_SAMPLES: instantaneous metrics average this many samples,
 /// taken every 100 ms by server_cron.
@@ -634,6 +637,15 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         }
     }
 
+    // min-replicas-to-write: not enough replicas acked recently.
+    if get_command_flags(srv, c, id) & CMD_WRITE != 0
+        && !crate::replication::master::check_good_replicas_status(srv)
+    {
+        let msg = crate::replication::master::NOREPLICAS_ERR;
+        reject_command(srv, c, Some(id), msg.as_bytes());
+        return;
+    }
+
     // RESP2 subscribed mode: the connection only carries pub/sub traffic,
     // so only (un)subscribing, PING, QUIT and RESET may run (RESP3 has push
     // frames and no such limit).
@@ -649,7 +661,9 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // A MONITOR client is flagged as a replica in Redis, and replicas may
     // not touch the keyspace (so they cannot dodge CLIENT PAUSE).
     let flags = srv.commands.get(id).spec.flags;
-    if c.has_flag(CLIENT_MONITOR) && flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE) != 0 {
+    if c.has_flag(CLIENT_MONITOR | networking::CLIENT_SLAVE)
+        && flags & (CMD_WRITE | CMD_READONLY | CMD_MAY_REPLICATE) != 0
+    {
         reject_command(
             srv,
             c,
@@ -668,9 +682,10 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
-    // CLIENT PAUSE: park the client until the pause ends (replicas would
-    // be exempt; there are none yet).
-    if networking::check_client_pause_timeout_and_return_if_paused(srv)
+    // CLIENT PAUSE: park the client until the pause ends (replicas are
+    // exempt: their ACKs must get through).
+    if !c.has_flag(networking::CLIENT_SLAVE)
+        && networking::check_client_pause_timeout_and_return_if_paused(srv)
         && networking::command_is_paused(srv, get_command_flags(srv, c, id))
     {
         networking::postpone_client(srv, c);
@@ -819,6 +834,7 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     }
     let prev_call_flags = std::mem::replace(&mut srv.propagate.call_flags, 0);
     let dirty_before = srv.dirty;
+    let repl_offset_before = srv.repl.master_repl_offset;
     let reply_len_before = crate::recorder::call_begin(c);
     let start = Instant::now();
     srv.propagate.in_nested_call += 1;
@@ -843,6 +859,11 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     if srv.propagate.in_nested_call == 0 {
         let arbitrary = matches!(srv.commands.get(id).fullname, "scan" | "randomkey");
         crate::propagate::propagate_pending_commands(srv, arbitrary);
+    }
+    // c->woff: the stream offset right after this client's last write,
+    // what its WAIT waits for (replication/master.rs).
+    if srv.repl.master_repl_offset != repl_offset_before {
+        c.repl.woff = srv.repl.master_repl_offset;
     }
 
     // The arguments as instruments show them (AUTH passwords redacted).
@@ -1012,6 +1033,10 @@ pub fn server_cron(srv: &mut Server) {
     if run_with_period(srv, 1000) {
         crate::migrate::migrate_close_timedout_sockets(srv);
     }
+    // replicationCron, once a second (the master half: replication/master.rs).
+    if run_with_period(srv, 1000) {
+        crate::replication::master::replication_cron_master(srv);
+    }
     // Deletions the cron made (expiry) reach the AOF on their own.
     crate::propagate::propagate_pending_outside_call(srv);
 
@@ -1162,7 +1187,12 @@ fn clients_cron(srv: &mut Server) {
 /// asked) or subscribed (a subscriber may wait for messages forever).
 // redis: timeout.c clientsCronHandleTimeout
 fn clients_cron_handle_timeout(maxidletime: i64, c: &mut Client, now: Instant) -> bool {
-    if maxidletime <= 0 || c.has_flag(CLIENT_MONITOR | CLIENT_BLOCKED | CLIENT_PUBSUB) {
+    let never = CLIENT_MONITOR
+        | CLIENT_BLOCKED
+        | CLIENT_PUBSUB
+        | networking::CLIENT_SLAVE
+        | networking::CLIENT_MASTER;
+    if maxidletime <= 0 || c.has_flag(never) {
         return false;
     }
     let idle = now.saturating_duration_since(c.last_interaction).as_secs() as i64;
@@ -1316,6 +1346,10 @@ pub fn before_sleep(srv: &mut Server) {
             crate::expire::active_expire_cycle(srv, CycleType::Fast)
         });
     }
+    // REPLCONF GETACK for new WAITs, then the WAITs that can be answered,
+    // and what their clients sent after them.
+    crate::replication::master::before_sleep_master(srv);
+    crate::blocked::process_unblocked_clients(srv);
     networking::free_clients_in_async_free_queue(srv);
     // The AOF is written (and fsynced with `always`) before any reply.
     crate::aof::before_sleep(srv);

@@ -148,6 +148,8 @@ pub enum SlaveState {
     SendBulk,
     /// Receives the stream.
     Online,
+    /// An rdb-only client (redis-cli --rdb) got its RDB and is closed.
+    RdbTransmitted,
 }
 
 /// What a master knows about one replica client (the slave* fields of
@@ -174,6 +176,19 @@ pub struct ClientRepl {
     /// (reploff) and read_reploff (bytes read, maybe not yet applied).
     pub reploff: i64,
     pub read_reploff: i64,
+    /// The master_repl_offset right after this client's last command that
+    /// propagated something (c->woff): what WAIT waits for.
+    pub woff: i64,
+    /// A blocked WAIT: the offset and the number of replicas it waits for
+    /// (c->bpop.reploffset / c->bpop.numreplicas).
+    pub wait_reploffset: i64,
+    pub wait_numreplicas: i64,
+    /// SEND_BULK: the RDB file being sent (repldbfd/repldboff/repldbsize,
+    /// replpreamble), master.rs.
+    pub repldb: Option<Box<master::BulkTransfer>>,
+    /// After a diskless transfer: online, but the stream waits for the
+    /// replica's first REPLCONF ACK (repl_start_cmd_stream_on_ack).
+    pub repl_start_cmd_stream_on_ack: bool,
 }
 
 pub const SLAVE_CAPA_EOF: u8 = 1 << 0;
@@ -208,6 +223,8 @@ pub struct ReplicationState {
     pub stat_sync_full: u64,
     pub stat_sync_partial_ok: u64,
     pub stat_sync_partial_err: u64,
+    /// The rest of the master side (WAIT's queue, the cron's counter).
+    pub msrv: master::MasterState,
 
     // ---- Replica side. ----
     /// REPLICAOF host port (masterhost / masterport); None: a master.
@@ -235,6 +252,7 @@ impl Default for ReplicationState {
             stat_sync_full: 0,
             stat_sync_partial_ok: 0,
             stat_sync_partial_err: 0,
+            msrv: master::MasterState::default(),
             masterhost: None,
             masterport: 0,
             repl_state: ReplState::None,
