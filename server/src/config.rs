@@ -2082,6 +2082,8 @@ struct RewriteState {
     option_to_line: HashMap<String, Vec<usize>>,
     rewritten: std::collections::HashSet<String>,
     needs_signature: bool,
+    /// DEBUG CONFIG-REWRITE-FORCE-ALL: write every option, defaults too.
+    force_write: bool,
 }
 
 impl RewriteState {
@@ -2092,6 +2094,7 @@ impl RewriteState {
             option_to_line: HashMap::new(),
             rewritten: Default::default(),
             needs_signature: true,
+            force_write: false,
         };
         let content = match std::fs::read(path) {
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
@@ -2155,7 +2158,7 @@ impl RewriteState {
         });
         match slot {
             Some(n) => self.lines[n] = line,
-            None if force => {
+            None if force || self.force_write => {
                 if self.needs_signature {
                     self.lines.push(REWRITE_SIGNATURE.to_string());
                     self.needs_signature = false;
@@ -2313,8 +2316,14 @@ fn rewrite_option(st: &mut RewriteState, idx: usize, v: &Value) {
 
 /// rewriteConfig + rewriteConfigOverwriteFile (write a temp file, then
 /// rename it over the old one).
-fn rewrite_config(cfg: &Config, path: &str, user_lines: &[String]) -> io::Result<()> {
+fn rewrite_config(
+    cfg: &Config,
+    path: &str,
+    user_lines: &[String],
+    force_write: bool,
+) -> io::Result<()> {
     let mut st = RewriteState::read_old_file(path)?;
+    st.force_write = force_write;
     for (idx, v) in cfg.values.iter().enumerate() {
         rewrite_option(&mut st, idx, v);
     }
@@ -2404,10 +2413,15 @@ pub fn config_set_command(srv: &mut Server, c: &mut Client) {
             }
             continue;
         };
+        let flags = CONFIGS[r.idx].flags;
+        // Every sensitive value is hidden from SLOWLOG and MONITOR, even
+        // when an earlier argument already failed the command.
+        if flags & SENSITIVE_CONFIG != 0 {
+            c.redact_client_command_argument(i + 1);
+        }
         if unknown.is_some() || failure.is_some() {
             continue;
         }
-        let flags = CONFIGS[r.idx].flags;
         if flags & IMMUTABLE_CONFIG != 0 {
             failure = Some((typed, "can't set immutable config".into()));
         } else if flags & PROTECTED_CONFIG != 0
@@ -2550,7 +2564,7 @@ pub fn config_rewrite_command(srv: &mut Server, c: &mut Client) {
         return;
     }
     let user_lines = srv.acl.config_user_lines();
-    match rewrite_config(&srv.config, &srv.config_file, &user_lines) {
+    match rewrite_config(&srv.config, &srv.config_file, &user_lines, false) {
         Ok(()) => {
             server_log(LogLevel::Warning, "CONFIG REWRITE executed with success.");
             c.add_reply_ok();
@@ -2560,6 +2574,21 @@ pub fn config_rewrite_command(srv: &mut Server, c: &mut Client) {
             server_log(LogLevel::Warning, &format!("CONFIG REWRITE failed: {why}"));
             c.add_reply_error(&format!("ERR Rewriting config file: {why}"));
         }
+    }
+}
+
+/// DEBUG CONFIG-REWRITE-FORCE-ALL: CONFIG REWRITE writing every option,
+/// defaults included (the test suite restarts from such a file to check
+/// that every option written can be read back).
+// redis: debug.c debugCommand ("config-rewrite-force-all")
+pub fn debug_config_rewrite_force_all(srv: &mut Server, c: &mut Client) {
+    let user_lines = srv.acl.config_user_lines();
+    match rewrite_config(&srv.config, &srv.config_file, &user_lines, true) {
+        Ok(()) => c.add_reply_ok(),
+        Err(e) => c.add_reply_error(&format!(
+            "ERR CONFIG-REWRITE-FORCE-ALL failed: {}",
+            strerror(&e)
+        )),
     }
 }
 

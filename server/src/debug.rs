@@ -48,6 +48,7 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
         (b"object", 3) => debug_object(srv, c),
         (b"reload", _) => crate::rdb::debug_reload(srv, c),
         (b"loadaof", _) => crate::aof::debug_loadaof(srv, c),
+        (b"config-rewrite-force-all", 2) => crate::config::debug_config_rewrite_force_all(srv, c),
         (b"set-skip-checksum-validation", 3) => {
             srv.rdb.skip_checksum_validation = atoi(c.arg(2)) != 0;
             c.add_reply_ok();
