@@ -40,6 +40,10 @@ pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
     if !srv.dbs[dbid].key_is_expired(key, now) {
         return false;
     }
+    // A replica leaves expiring to its master (replication/replica.rs).
+    if let Some(expired) = crate::replication::replica::replica_expire_verdict(srv) {
+        return expired;
+    }
     // While clients are paused the dataset stays as it is: the key reads as
     // missing but is deleted only after the pause.
     if crate::networking::check_client_pause_timeout_and_return_if_paused(srv) {
@@ -580,11 +584,20 @@ pub fn randomkey_command(srv: &mut Server, c: &mut Client) {
     let dbid = c.db;
     // Draw until the key drawn is not logically expired; an expired one is
     // deleted on the way (so this loop ends: the dict shrinks each time).
+    // On a replica expired keys stay: after 100 of them, return one anyway
+    // (Redis's maxtries for an all-volatile replica).
+    let mut maxtries = 100;
     let key = loop {
         let Some((key, _)) = srv.dbs[dbid].dict.random_entry() else {
             break None;
         };
         let key = key.to_vec();
+        if srv.repl.masterhost.is_some() {
+            maxtries -= 1;
+            if maxtries == 0 {
+                break Some(key);
+            }
+        }
         if srv.dbs[dbid].get_expire(&key).is_some() && expire_if_needed(srv, dbid, &key) {
             continue;
         }

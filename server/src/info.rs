@@ -396,18 +396,25 @@ fn stats_section(srv: &Server) -> String {
 
 fn replication_section(srv: &Server) -> String {
     let mut s = String::from("# Replication\r\n");
+    if srv.repl.masterhost.is_some() {
+        // The replica's own lines (replication/replica.rs).
+        s.push_str("role:slave\r\n");
+        s.push_str(&crate::replication::replica::info_replica_fields(srv));
+    } else {
+        fields!(s, "role" => "master");
+    }
+    let backlog = srv.repl.backlog.as_ref();
     fields!(s,
-        "role" => "master",
-        "connected_slaves" => 0,
+        "connected_slaves" => srv.repl.slaves.len(),
         "master_failover_state" => "no-failover",
         "master_replid" => srv.repl.replid,
-        "master_replid2" => "0".repeat(crate::server::CONFIG_RUN_ID_SIZE),
-        "master_repl_offset" => 0,
-        "second_repl_offset" => -1,
-        "repl_backlog_active" => 0,
+        "master_replid2" => srv.repl.replid2,
+        "master_repl_offset" => srv.repl.master_repl_offset,
+        "second_repl_offset" => srv.repl.second_replid_offset,
+        "repl_backlog_active" => backlog.is_some() as i32,
         "repl_backlog_size" => srv.config.repl_backlog_size,
-        "repl_backlog_first_byte_offset" => 0,
-        "repl_backlog_histlen" => 0,
+        "repl_backlog_first_byte_offset" => backlog.map_or(0, |b| b.offset),
+        "repl_backlog_histlen" => backlog.map_or(0, |b| b.histlen),
     );
     s
 }

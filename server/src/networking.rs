@@ -528,6 +528,9 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
             return;
         }
         Ok(n) => {
+            if c.has_flag(CLIENT_MASTER) {
+                c.repl.read_reploff += n as i64;
+            }
             c.net_input_bytes += n as u64;
             srv.stats.net_input_bytes += n as u64;
             srv.stats.total_reads_processed += 1;
@@ -559,7 +562,8 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
         .parser
         .pending_bulk_len()
         .is_some_and(|b| b >= PROTO_MBULK_BIG_ARG && b as u64 > limit);
-    if c.querybuf.len() as u64 > limit || big_bulk {
+    // The master's stream is never cut.
+    if (c.querybuf.len() as u64 > limit || big_bulk) && !c.has_flag(CLIENT_MASTER) {
         // The client's CLIENT LIST line and the first 64 bytes, quoted as
         // sdscatrepr quotes them.
         let info = client_info_string(c, c.last_cmd);
@@ -652,7 +656,12 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                     continue; // empty request: Redis ignores it, no reply
                 }
                 c.argv = argv;
-                process_command_maybe_silenced(srv, c);
+                if c.has_flag(CLIENT_MASTER) {
+                    // The replication stream (replication/replica.rs).
+                    crate::replication::replica::process_master_command(srv, c);
+                } else {
+                    process_command_maybe_silenced(srv, c);
+                }
                 // checkClientOutputBufferLimits' cap for clients that still
                 // have to AUTH: Redis counts only the reply list, whose first
                 // block alone is over its 1024 bytes, so such a client may
@@ -1476,6 +1485,12 @@ pub enum ClientType {
 }
 
 pub fn client_type(c: &Client) -> ClientType {
+    if c.has_flag(CLIENT_MASTER) {
+        return ClientType::Master;
+    }
+    if c.has_flag(CLIENT_SLAVE) && !c.has_flag(CLIENT_MONITOR) {
+        return ClientType::Replica;
+    }
     if c.has_flag(CLIENT_PUBSUB) {
         return ClientType::Pubsub;
     }
@@ -1629,6 +1644,9 @@ pub fn client_flags_string(flags: u32) -> String {
     let mut s = String::new();
     if flags & CLIENT_MONITOR != 0 {
         s.push('O');
+    }
+    if flags & CLIENT_MASTER != 0 {
+        s.push('M');
     }
     if flags & CLIENT_PUBSUB != 0 {
         s.push('P');
@@ -1977,6 +1995,8 @@ fn accept_common_handler(srv: &mut Server, mut c: Box<Client>) {
 /// commands, put it back.
 pub fn handle_client_readable(srv: &mut Server, token: Token) {
     let Some(mut c) = srv.clients.remove(&token) else {
+        // Not a client: maybe the master link during its handshake.
+        crate::replication::replica::handle_link_event(srv, token);
         return;
     };
     c.flags &= !CLIENT_PENDING_READ;
@@ -1989,6 +2009,7 @@ pub fn handle_client_writable(srv: &mut Server, token: Token) {
     // appendfsync always: no reply overtakes its AOF write (AE_BARRIER).
     crate::aof::flush_before_reply(srv);
     let Some(mut c) = srv.clients.remove(&token) else {
+        crate::replication::replica::handle_link_event(srv, token);
         return;
     };
     if let Err(e) = write_to_client(srv, &mut c) {
@@ -2056,6 +2077,10 @@ pub fn free_client(srv: &mut Server, token: Token) {
         crate::pubsub::pubsub_unsubscribe_all(srv, &mut c);
         if let Some(stream) = c.stream.as_mut() {
             let _ = srv.poll.registry().deregister(stream);
+        }
+        // Our master: keep its offset for a PSYNC, and reconnect.
+        if c.has_flag(CLIENT_MASTER) {
+            crate::replication::replica::replication_cache_master(srv, &c);
         }
         // Its token may still sit in clients_pending_write/_read, the
         // close queue or the cron rotation: those lists are not searched

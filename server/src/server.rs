@@ -573,6 +573,18 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         }
     }
 
+    // A read-only replica takes writes only from its master
+    // (replication/replica.rs).
+    if crate::replication::replica::replica_denies_write(srv, c, get_command_flags(srv, c, id)) {
+        reject_command(
+            srv,
+            c,
+            Some(id),
+            crate::replication::replica::READONLY_ERR.as_bytes(),
+        );
+        return;
+    }
+
     // RESP2 subscribed mode: the connection only carries pub/sub traffic,
     // so only (un)subscribing, PING, QUIT and RESET may run (RESP3 has push
     // frames and no such limit).
@@ -582,6 +594,18 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     {
         let msg = crate::pubsub::resp2_pubsub_context_error(srv.commands.get(id).fullname);
         reject_command(srv, c, Some(id), msg.as_bytes());
+        return;
+    }
+
+    // replica-serve-stale-data no: while the link with the master is down
+    // only `stale` commands run.
+    if crate::replication::replica::replica_denies_stale(srv, get_command_flags(srv, c, id)) {
+        reject_command(
+            srv,
+            c,
+            Some(id),
+            crate::replication::replica::MASTERDOWN_ERR.as_bytes(),
+        );
         return;
     }
 
@@ -942,6 +966,10 @@ pub fn server_cron(srv: &mut Server) {
     crate::rdb::rdb_cron(srv);
     // A scheduled or automatic AOF rewrite, postponed flushes (aof.rs).
     crate::aof::aof_cron(srv);
+    // run_with_period(1000): replicationCron, the replica half.
+    if run_with_period(srv, 1000) {
+        crate::replication::replica::replication_cron(srv);
+    }
     // Deletions the cron made (expiry) reach the AOF on their own.
     crate::propagate::propagate_pending_outside_call(srv);
 
@@ -1142,8 +1170,9 @@ pub fn run_with_period(srv: &Server, ms: i64) -> bool {
 /// databasesCron: resize hash tables that became too sparse, and spend up to
 /// 1 ms per call on incremental rehashing (activerehashing yes).
 fn databases_cron(srv: &mut Server) {
-    // Expire keys by sampling (the slow cycle, 25% of a cron period).
-    if srv.active_expire_enabled {
+    // Expire keys by sampling (the slow cycle, 25% of a cron period). A
+    // replica waits for its master's DELs.
+    if srv.active_expire_enabled && srv.repl.masterhost.is_none() {
         crate::recorder::timed("slow expire cycle", || {
             crate::expire::active_expire_cycle(srv, CycleType::Slow)
         });
@@ -1247,7 +1276,7 @@ pub fn before_sleep(srv: &mut Server) {
 
     // The fast expire cycle: at most 1 ms, only when the slow cycle could
     // not keep up (activeExpireCycle(ACTIVE_EXPIRE_CYCLE_FAST)).
-    if srv.active_expire_enabled {
+    if srv.active_expire_enabled && srv.repl.masterhost.is_none() {
         crate::recorder::timed("fast expire cycle", || {
             crate::expire::active_expire_cycle(srv, CycleType::Fast)
         });

@@ -218,6 +218,8 @@ pub struct ReplicationState {
     pub master: Option<Token>,
     /// When the link went down (unix seconds; 0: never linked).
     pub repl_down_since: i64,
+    /// The link, the cached master and the transfer (replica.rs).
+    pub replica: replica::ReplicaSide,
 }
 
 impl Default for ReplicationState {
@@ -240,8 +242,23 @@ impl Default for ReplicationState {
             repl_state: ReplState::None,
             master: None,
             repl_down_since: 0,
+            replica: Default::default(),
         }
     }
+}
+
+/// ROLE
+// redis: replication.c roleCommand
+pub fn role_command(srv: &mut crate::server::Server, c: &mut crate::networking::Client) {
+    if srv.repl.masterhost.is_some() {
+        return replica::role_replica(srv, c);
+    }
+    // The master form: ["master", offset, [[ip, port, ack offset]...]]
+    // (the replica list is the master side's).
+    c.add_reply_array_len(3);
+    c.add_reply_bulk(b"master");
+    c.add_reply_integer(srv.repl.master_repl_offset);
+    c.add_reply_array_len(0);
 }
 
 #[cfg(test)]
