@@ -543,10 +543,8 @@ fn sync_with_master(srv: &mut Server, mut link: MasterLink) -> Next {
     if let Err(e) = flush_out(&mut link) {
         return write_error(srv, link, &e.to_string());
     }
-    let closed = match fill_for_line(srv, &mut link) {
-        Ok(closed) => closed,
-        Err(_) => true,
-    };
+    // A read error ends the handshake as a close does.
+    let closed = fill_for_line(srv, &mut link).unwrap_or(true);
     loop {
         let state = srv.repl.repl_state;
         if state == ReplState::Transfer {
@@ -1078,7 +1076,7 @@ fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
         let fresh = (0..n).map(storage::db::Db::new).collect();
         Some((
             std::mem::replace(&mut srv.dbs, fresh),
-            std::mem::replace(&mut srv.functions, crate::function::Functions::new()),
+            std::mem::take(&mut srv.functions),
         ))
     } else {
         replication_attach_to_new_master(srv);
@@ -1426,9 +1424,7 @@ pub fn replica_denies_stale(srv: &Server, cmd_flags: u64) -> bool {
 /// expired key as missing, but it stays. Some(expired) when this server is
 /// a replica and the key is past its TTL; None: expire as a master does.
 pub fn replica_expire_verdict(srv: &Server) -> Option<bool> {
-    if srv.repl.masterhost.is_none() {
-        return None;
-    }
+    srv.repl.masterhost.as_ref()?;
     if srv.repl.replica.executing_master {
         return Some(false);
     }
