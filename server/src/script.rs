@@ -419,6 +419,14 @@ pub fn script_call<'a>(
             "Write commands are not allowed from read-only scripts.",
         );
     }
+    // scriptVerifyWriteCommandAllow: a read-only replica runs its master's
+    // scripts only (replication/replica.rs).
+    if crate::replication::replica::replica_denies_script_write(srv, flags) {
+        srv.stats.total_error_replies += 1;
+        *srv.stats.errors.entry("READONLY".to_string()).or_insert(0) += 1;
+        srv.commands.get_mut(id).stats.rejected_calls += 1;
+        return Err(format!("-{}", crate::replication::replica::READONLY_ERR));
+    }
     // scriptVerifyOOM: over maxmemory at command start, a script without
     // allow-oom may not run a deny-oom command before its first write
     // (after one it cannot stop half-way).

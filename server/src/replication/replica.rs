@@ -286,6 +286,7 @@ pub fn replication_unset_master(srv: &mut Server) {
     // Redis disconnects its own replicas here so that they learn the new
     // replid (they can PSYNC at once): that is the master side's part.
     srv.repl.repl_state = ReplState::None;
+    restart_aof_after_sync(srv);
     srv.repl.slaveseldb = -1;
     srv.repl.repl_no_slaves_since = now_secs();
     srv.repl.repl_down_since = 0;
@@ -1061,6 +1062,11 @@ fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
     drop(t.file);
     let diskless = use_diskless_load(srv);
     let swapdb = diskless && cfg_num(srv, "repl-diskless-load") == 2;
+    // No AOF rewrite child while the data is replaced: the AOF starts
+    // over from the new data once it loaded (restartAOFAfterSYNC).
+    if srv.aof.state != crate::aof::AofStatus::Off {
+        crate::aof::stop_append_only(srv);
+    }
     if srv.rdb.has_active_child() {
         if !diskless {
             server_log(
@@ -1184,7 +1190,23 @@ fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
     if usemark {
         replication_send_ack(srv);
     }
+    restart_aof_after_sync(srv);
     Next::Gone
+}
+
+/// restartAOFAfterSYNC: appendonly yes starts again with a rewrite of the
+/// data just loaded. (Redis retries ten times and then exits; here a
+/// failure is logged and the next sync or promotion tries again.)
+fn restart_aof_after_sync(srv: &mut Server) {
+    if srv.aof.cfg.enabled
+        && srv.aof.state == crate::aof::AofStatus::Off
+        && crate::aof::start_append_only(srv).is_err()
+    {
+        server_log(
+            LogLevel::Warning,
+            "Failed enabling the AOF after successful master synchronization!",
+        );
+    }
 }
 
 /// createReplicationBacklog
@@ -1407,6 +1429,16 @@ pub fn replica_denies_write(srv: &Server, c: &Client, cmd_flags: u64) -> bool {
         && cmd_flags & crate::commands::CMD_WRITE != 0
         && !c.has_flag(CLIENT_MASTER)
         && c.id != CLIENT_ID_AOF
+        && cfg_bool(srv, "replica-read-only")
+}
+
+/// scriptVerifyWriteCommandAllow's replica check: a write from a script
+/// that a client (not the master, not the AOF) runs on a read-only replica.
+pub fn replica_denies_script_write(srv: &Server, cmd_flags: u64) -> bool {
+    srv.repl.masterhost.is_some()
+        && cmd_flags & crate::commands::CMD_WRITE != 0
+        && !srv.repl.replica.executing_master
+        && !srv.aof.loading
         && cfg_bool(srv, "replica-read-only")
 }
 
