@@ -520,3 +520,42 @@ fn garbage_or_truncated_rdb_keeps_old_data_with_swapdb() {
     assert_eq!(c.must(&["REPLICAOF", "NO", "ONE"]), b"+OK\r\n");
     assert_eq!(c.must(&["SET", "new", "1"]), b"+OK\r\n");
 }
+
+#[test]
+fn masterauth_and_masteruser_authenticate_the_link() {
+    let Some(master) = real_master(true) else {
+        return common::skipped("redis-server not installed");
+    };
+    let mut m = master.connect();
+    // Set after start-up (the harness's first PING has no password).
+    m.must(&["CONFIG", "SET", "requirepass", "secret"]);
+    m.must(&["ACL", "SETUSER", "repl", "on", ">replpass", "+@all", "~*"]);
+    m.must(&["SET", "k", "v"]);
+    let port = master.port.to_string();
+
+    // A wrong password: the handshake stops at AUTH and is retried.
+    let wrong = Server::start_with(&["--replicaof", "127.0.0.1", &port, "--masterauth", "nope"]);
+    wait_until("the AUTH failure in the log", || {
+        log_text(&wrong).contains("Unable to AUTH to MASTER: -WRONGPASS")
+    });
+    let mut w = wrong.connect();
+    assert_eq!(info_field(&mut w, "replication", "master_link_status"), "down");
+
+    // masterauth alone (the default user), then masteruser + masterauth.
+    let plain = Server::start_with(&["--replicaof", "127.0.0.1", &port, "--masterauth", "secret"]);
+    let user = Server::start_with(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+        "--masteruser",
+        "repl",
+        "--masterauth",
+        "replpass",
+    ]);
+    wait_link_up(&plain);
+    wait_link_up(&user);
+    for r in [&plain, &user] {
+        let mut c = r.connect();
+        wait_until("the key on the replica", || c.must(&["GET", "k"]) == b"$1\r\nv\r\n");
+    }
+}

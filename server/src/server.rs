@@ -1120,7 +1120,9 @@ fn clients_cron(srv: &mut Server) {
 /// asked) or subscribed (a subscriber may wait for messages forever).
 // redis: timeout.c clientsCronHandleTimeout
 fn clients_cron_handle_timeout(maxidletime: i64, c: &mut Client, now: Instant) -> bool {
-    if maxidletime <= 0 || c.has_flag(CLIENT_MONITOR | CLIENT_BLOCKED | CLIENT_PUBSUB) {
+    // Replicas and our master are never idle-closed (mustObeyClient).
+    let repl_link = crate::networking::CLIENT_SLAVE | crate::networking::CLIENT_MASTER;
+    if maxidletime <= 0 || c.has_flag(CLIENT_MONITOR | CLIENT_BLOCKED | CLIENT_PUBSUB | repl_link) {
         return false;
     }
     let idle = now.saturating_duration_since(c.last_interaction).as_secs() as i64;
