@@ -539,7 +539,10 @@ fn masterauth_and_masteruser_authenticate_the_link() {
         log_text(&wrong).contains("Unable to AUTH to MASTER: -WRONGPASS")
     });
     let mut w = wrong.connect();
-    assert_eq!(info_field(&mut w, "replication", "master_link_status"), "down");
+    assert_eq!(
+        info_field(&mut w, "replication", "master_link_status"),
+        "down"
+    );
 
     // masterauth alone (the default user), then masteruser + masterauth.
     let plain = Server::start_with(&["--replicaof", "127.0.0.1", &port, "--masterauth", "secret"]);
@@ -556,6 +559,8 @@ fn masterauth_and_masteruser_authenticate_the_link() {
     wait_link_up(&user);
     for r in [&plain, &user] {
         let mut c = r.connect();
-        wait_until("the key on the replica", || c.must(&["GET", "k"]) == b"$1\r\nv\r\n");
+        wait_until("the key on the replica", || {
+            c.must(&["GET", "k"]) == b"$1\r\nv\r\n"
+        });
     }
 }

@@ -1179,6 +1179,10 @@ fn databases_cron(srv: &mut Server) {
             crate::expire::active_expire_cycle(srv, CycleType::Slow)
         });
     }
+    // ... except for keys its own clients wrote (writable replica).
+    if srv.active_expire_enabled && srv.repl.masterhost.is_some() {
+        crate::replication::replica::expire_slave_keys(srv);
+    }
 
     // tryResizeHashTables: shrink dicts whose fill fell under 10%.
     for db in srv.dbs.iter_mut() {

@@ -93,6 +93,9 @@ pub struct ReplicaSide {
     /// A command from the master is running (server.current_client ==
     /// server.master): keys are not expired for it.
     pub executing_master: bool,
+    /// Keys that clients of a writable replica gave a TTL, with a bit per
+    /// db (slaveKeysWithExpire).
+    pub slave_keys_with_expire: std::collections::HashMap<Vec<u8>, u64>,
     /// The applied stream bytes not yet counted in the offset (a MULTI block
     /// until its EXEC), re-encoded, for the backlog.
     pending_stream: Vec<u8>,
@@ -302,7 +305,7 @@ pub fn shift_replication_id(srv: &mut Server) {
     // first byte of the new history.
     r.second_replid_offset = r.master_repl_offset + 1;
     server_log(
-        LogLevel::Notice,
+        LogLevel::Warning,
         &format!(
             "Setting secondary replication ID to {}, valid up to offset: {}. New replication ID is {}",
             r.replid2, r.second_replid_offset, r.replid
@@ -1036,6 +1039,7 @@ fn bulk_count_line(srv: &mut Server, link: &mut MasterLink, line: &str) -> bool 
 
 /// emptyData(-1): every db and the functions.
 fn empty_data(srv: &mut Server) {
+    srv.repl.replica.slave_keys_with_expire.clear();
     for dbid in 0..srv.dbs.len() {
         crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
         srv.dbs[dbid].empty();
@@ -1324,7 +1328,7 @@ pub fn replication_cache_master(srv: &mut Server, c: &Client) {
     if srv.repl.master != Some(c.token) {
         return;
     }
-    server_log(LogLevel::Notice, "Connection with master lost.");
+    server_log(LogLevel::Warning, "Connection with master lost.");
     server_log(LogLevel::Notice, "Caching the disconnected master state.");
     // What was read but not applied is dropped: the PSYNC asks for it again.
     srv.repl.replica.pending_stream.clear();
@@ -1453,18 +1457,69 @@ pub fn replica_denies_stale(srv: &Server, cmd_flags: u64) -> bool {
 
 /// expireIfNeeded on a replica: the master's commands see every key (the
 /// master sends a DEL when one expires); other clients see a logically
-/// expired key as missing, but it stays. Some(expired) when this server is
-/// a replica and the key is past its TTL; None: expire as a master does.
-pub fn replica_expire_verdict(srv: &Server) -> Option<bool> {
+/// expired key as missing, but it stays, unless a write on a writable
+/// replica looks it up (`force_delete`). Some(expired) when this server is
+/// a replica and decides; None: delete as a master does.
+pub fn replica_expire_verdict(srv: &Server, force_delete: bool) -> Option<bool> {
     srv.repl.masterhost.as_ref()?;
     if srv.repl.replica.executing_master {
         return Some(false);
     }
-    // A writable replica deletes (its own writes may have set the TTL).
-    if !cfg_bool(srv, "replica-read-only") {
+    if force_delete && !cfg_bool(srv, "replica-read-only") {
         return None;
     }
     Some(true)
+}
+
+/// rememberSlaveKeyWithExpire: a client of a writable replica gave a key a
+/// TTL; no master will send its DEL, so the replica expires it itself.
+pub fn remember_slave_key_with_expire(srv: &mut Server, dbid: usize, key: &[u8]) {
+    if srv.repl.masterhost.is_none()
+        || srv.repl.replica.executing_master
+        || cfg_bool(srv, "replica-read-only")
+        || dbid >= 64
+    {
+        return;
+    }
+    *srv.repl
+        .replica
+        .slave_keys_with_expire
+        .entry(key.to_vec())
+        .or_insert(0) |= 1u64 << dbid;
+}
+
+/// expireSlaveKeys: from databases_cron on a replica (instead of the
+/// active expire cycle): delete the remembered keys whose TTL passed.
+pub fn expire_slave_keys(srv: &mut Server) {
+    if srv.repl.replica.slave_keys_with_expire.is_empty() {
+        return;
+    }
+    let now = server::mstime();
+    let keys: Vec<(Vec<u8>, u64)> = srv
+        .repl
+        .replica
+        .slave_keys_with_expire
+        .iter()
+        .map(|(k, m)| (k.clone(), *m))
+        .collect();
+    for (key, mask) in keys {
+        let mut left = 0u64;
+        for dbid in 0..srv.dbs.len().min(64) {
+            if mask & (1u64 << dbid) == 0 {
+                continue;
+            }
+            match srv.dbs[dbid].get_expire(&key) {
+                Some(when) if when <= now => crate::db::delete_expired_key(srv, dbid, &key),
+                Some(_) => left |= 1u64 << dbid,
+                None => {}
+            }
+        }
+        if left == 0 {
+            srv.repl.replica.slave_keys_with_expire.remove(&key);
+        } else {
+            srv.repl.replica.slave_keys_with_expire.insert(key, left);
+        }
+    }
 }
 
 // ------------------------------------------------------- INFO and ROLE
