@@ -246,6 +246,14 @@ fn diskless_full_sync_stream_and_partial_resync_after_link_kills() {
         info_field(&mut m, "replication", "master_repl_offset")
             == info_field(&mut r, "replication", "slave_repl_offset")
     });
+    // The master hears our offset: REPLCONF ACK each second, and the
+    // answer to REPLCONF GETACK that WAIT sends.
+    wait_until("the master's view of our offset", || {
+        let off = info_field(&mut m, "replication", "master_repl_offset");
+        info(&mut m, "replication").contains(&format!(",offset={off},"))
+    });
+    m.must(&["SET", "wait-for-me", "1"]);
+    assert_eq!(m.must(&["WAIT", "1", "0"]), b":1\r\n");
     // Expired keys: the master's DEL took the short-lived key away.
     assert_eq!(r.must(&["EXISTS", "stream:short"]), b":0\r\n");
     assert_eq!(r.must(&["GET", "stream:evalstr"]), b"$8\r\nfrom-lua\r\n");

@@ -475,7 +475,9 @@ fn flush_out(link: &mut MasterLink) -> io::Result<()> {
 /// closed the connection.
 fn fill_for_line(srv: &mut Server, link: &mut MasterLink) -> io::Result<bool> {
     let mut buf = [0u8; PROTO_IOBUF_LEN];
-    while !link.inbuf.contains(&b'\n') {
+    // At most a line's worth without a newline: a master that sends an
+    // endless line is cut off by the caller, not buffered.
+    while !link.inbuf.contains(&b'\n') && link.inbuf.len() <= MAX_HANDSHAKE_LINE {
         match link.stream.read(&mut buf) {
             Ok(0) => return Ok(true),
             Ok(n) => {
