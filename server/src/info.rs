@@ -381,7 +381,7 @@ fn stats_section(srv: &Server) -> String {
         "tracking_total_keys" => 0,
         "tracking_total_items" => 0,
         "tracking_total_prefixes" => 0,
-        "unexpected_error_replies" => 0,
+        "unexpected_error_replies" => srv.repl.replica.stat_unexpected_error_replies,
         "total_error_replies" => st.total_error_replies,
         "dump_payload_sanitizations" => 0,
         "total_reads_processed" => st.total_reads_processed,

@@ -93,6 +93,9 @@ pub struct ReplicaSide {
     /// A command from the master is running (server.current_client ==
     /// server.master): keys are not expired for it.
     pub executing_master: bool,
+    /// Errors this replica replied to its master (INFO
+    /// unexpected_error_replies).
+    pub stat_unexpected_error_replies: u64,
     /// Keys that clients of a writable replica gave a TTL, with a bit per
     /// db (slaveKeysWithExpire).
     pub slave_keys_with_expire: std::collections::HashMap<Vec<u8>, u64>,
@@ -1288,6 +1291,9 @@ pub fn process_master_command(srv: &mut Server, c: &mut Client) {
         srv.repl.replica.executing_master = true;
         server::process_command(srv, c);
         srv.repl.replica.executing_master = false;
+        if c.reply.get(mark) == Some(&b'-') {
+            log_error_to_master(srv, c, mark);
+        }
         // A master gets no replies (prepareClientToWrite).
         c.reply.truncate(mark);
     }
@@ -1299,6 +1305,41 @@ pub fn process_master_command(srv: &mut Server, c: &mut Client) {
             b.feed(&applied, end_off);
         }
     }
+}
+
+/// afterErrorReply for the master client: the error never reaches the
+/// master, but a replica that fails a command of the stream may have
+/// diverged, so it says so, with the end of the backlog (showLatestBacklog).
+fn log_error_to_master(srv: &mut Server, c: &Client, mark: usize) {
+    let reply = &c.reply[mark + 1..];
+    let end = reply
+        .iter()
+        .position(|&b| b == b'\r' || b == b'\n')
+        .unwrap_or(reply.len())
+        .min(4096);
+    let cmdname = match srv.commands.lookup_argv(&c.argv) {
+        Ok(Some(id)) => srv.commands.get(id).fullname,
+        _ => "<unknown>",
+    };
+    server_log(
+        LogLevel::Warning,
+        &format!(
+            "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{cmdname}'",
+            String::from_utf8_lossy(&reply[..end])
+        ),
+    );
+    if let Some(b) = srv.repl.backlog.as_ref().filter(|b| b.histlen > 0) {
+        let from = b.offset + b.histlen as i64 - (b.histlen.min(256)) as i64;
+        let tail = b.copy_from(from).unwrap_or_default();
+        let mut dump = bytes::BytesMut::new();
+        crate::monitor::cat_repr(&mut dump, &tail);
+        // sdscatrepr's quoted form, inside the log line's own quotes.
+        server_log(
+            LogLevel::Warning,
+            &format!("Latest backlog is: '{}'", String::from_utf8_lossy(&dump)),
+        );
+    }
+    srv.repl.replica.stat_unexpected_error_replies += 1;
 }
 
 /// REPLCONF ACK <reploff> into the master's output.
