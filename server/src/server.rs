@@ -633,7 +633,10 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
 
     // CLIENT PAUSE: park the client until the pause ends (replicas would
     // be exempt; there are none yet).
+    // Our master's stream is not held back here (Redis 7.0 would postpone
+    // it too; its replies and offsets then need the blocked-client path).
     if networking::check_client_pause_timeout_and_return_if_paused(srv)
+        && !c.has_flag(networking::CLIENT_MASTER)
         && networking::command_is_paused(srv, get_command_flags(srv, c, id))
     {
         networking::postpone_client(srv, c);
