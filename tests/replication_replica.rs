@@ -572,3 +572,80 @@ fn masterauth_and_masteruser_authenticate_the_link() {
         });
     }
 }
+
+/// A fake master that answers the handshake, sends `payload` after
+/// +FULLRESYNC, then keeps the connection open and says nothing more,
+/// until `hold` is dropped... or the replica gives up on it.
+fn silent_master(listener: TcpListener, payload: Vec<u8>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return;
+        };
+        let mut w = stream.try_clone().unwrap();
+        let mut r = BufReader::new(stream);
+        while let Some(cmd) = read_command(&mut r) {
+            match cmd[0].to_ascii_uppercase().as_str() {
+                "PING" => w.write_all(b"+PONG\r\n").unwrap(),
+                "PSYNC" => {
+                    let id = "e".repeat(40);
+                    w.write_all(format!("+FULLRESYNC {id} 0\r\n").as_bytes())
+                        .unwrap();
+                    w.write_all(&payload).unwrap();
+                }
+                // REPLCONF ACKs after the sync get no answer; the handshake's do.
+                "REPLCONF" if cmd.get(1).is_some_and(|a| a.eq_ignore_ascii_case("ack")) => {}
+                _ => w.write_all(b"+OK\r\n").unwrap(),
+            }
+        }
+        // The replica closed the link: done.
+    })
+}
+
+#[test]
+fn repl_timeout_drops_a_silent_master_in_transfer_and_when_linked() {
+    // A real RDB file to send, from a real redis-server.
+    let Some(real) = RealRedis::start() else {
+        return common::skipped("redis-server not installed");
+    };
+    let mut rc = real.connect();
+    rc.must(&["SET", "from-rdb", "1"]);
+    rc.must(&["SAVE"]);
+    let dir = text(&rc.must(&["CONFIG", "GET", "dir"]));
+    let dir = dir.lines().nth(4).unwrap().to_string();
+    let rdb = std::fs::read(std::path::Path::new(&dir).join("dump.rdb")).unwrap();
+
+    // 1. Silent in the middle of the transfer.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let mut partial = format!("${}\r\n", rdb.len()).into_bytes();
+    partial.extend_from_slice(&rdb[..rdb.len() / 2]);
+    let fake = silent_master(listener, partial);
+    let lite = Server::start_with(&["--repl-timeout", "1"]);
+    let mut c = lite.connect();
+    c.must(&["REPLICAOF", "127.0.0.1", &port]);
+    wait_until("the transfer time-out", || {
+        log_text(&lite).contains("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.")
+    });
+    fake.join().unwrap();
+
+    // 2. A whole RDB, then silence: linked, then dropped after repl-timeout.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let mut whole = format!("${}\r\n", rdb.len()).into_bytes();
+    whole.extend_from_slice(&rdb);
+    let fake = silent_master(listener, whole);
+    c.must(&["REPLICAOF", "127.0.0.1", &port]);
+    wait_until("the silent master timed out", || {
+        log_text(&lite).contains("MASTER timeout: no data nor PING received...")
+    });
+    fake.join().unwrap();
+    let log = log_text(&lite);
+    assert!(
+        log.contains("MASTER <-> REPLICA sync: Finished with success"),
+        "{log}"
+    );
+    assert!(log.contains("Connection with master lost."), "{log}");
+    // The data of the one good transfer stays; the server lives.
+    assert_eq!(c.must(&["GET", "from-rdb"]), b"$1\r\n1\r\n");
+    assert_eq!(c.must(&["REPLICAOF", "NO", "ONE"]), b"+OK\r\n");
+}
