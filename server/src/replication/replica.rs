@@ -1300,9 +1300,37 @@ pub fn process_master_command(srv: &mut Server, c: &mut Client) {
     if !c.has_flag(CLIENT_MULTI) {
         c.repl.reploff = end_off;
         let applied = std::mem::take(&mut srv.repl.replica.pending_stream);
-        srv.repl.master_repl_offset = end_off;
-        if let Some(b) = srv.repl.backlog.as_mut() {
-            b.feed(&applied, end_off);
+        replication_feed_stream_from_master_stream(srv, &applied, end_off);
+    }
+}
+
+/// replicationFeedStreamFromMasterStream: what we applied of our master's
+/// stream goes, as is, into our backlog and to our own replicas (a chain).
+/// A replica does not feed its replicas from call(): its stream is the
+/// master's, byte for byte, so that offsets agree along the chain.
+fn replication_feed_stream_from_master_stream(srv: &mut Server, buf: &[u8], end_off: i64) {
+    srv.repl.master_repl_offset = end_off;
+    if let Some(b) = srv.repl.backlog.as_mut() {
+        b.feed(buf, end_off);
+    }
+    if buf.is_empty() {
+        return;
+    }
+    // Sub-replicas (attached by the master side, master.rs): all but those
+    // still waiting for their BGSAVE to start, as Redis 6.2's
+    // replicationFeedSlavesFromMasterStream.
+    for i in 0..srv.repl.slaves.len() {
+        let token = srv.repl.slaves[i];
+        let Some(slave) = srv.clients.get_mut(&token) else {
+            continue;
+        };
+        if slave.repl.replstate == super::SlaveState::WaitBgsaveStart {
+            continue;
+        }
+        slave.reply.extend_from_slice(buf);
+        if !slave.has_flag(CLIENT_PENDING_WRITE) {
+            slave.flags |= CLIENT_PENDING_WRITE;
+            srv.clients_pending_write.push(token);
         }
     }
 }
