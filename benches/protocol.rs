@@ -17,12 +17,20 @@ use std::hint::black_box;
 
 use bytes::BytesMut;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use protocol::frame::encode_command;
 use protocol::reply::{self, Resp};
 use protocol::{ParseLimits, RequestParser};
 
 /// PROTO_IOBUF_LEN (server.h): what one read() returns at most, normally.
 const PROTO_IOBUF_LEN: usize = 16 * 1024;
+
+/// Append a request the way client libraries send one: a multibulk array
+/// of bulk strings (the server never encodes requests, so this lives here).
+fn encode_command(args: &[&[u8]], buf: &mut BytesMut) {
+    reply::array_len(buf, args.len());
+    for arg in args {
+        reply::bulk(buf, arg);
+    }
+}
 
 /// Parse every command in `buf`; return how many arguments were seen.
 fn drain(parser: &mut RequestParser, buf: &mut BytesMut, limits: &ParseLimits) -> usize {

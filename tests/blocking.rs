@@ -274,3 +274,45 @@ fn info_counts_timeout_table_and_function_libraries_like_redis() {
     });
     assert_eq!(fields, ("3".to_string(), "2".to_string()));
 }
+
+/// A client held by CLIENT PAUSE is a blocked client in Redis
+/// (BLOCKED_POSTPONE): it counts in blocked_clients and CLIENT LIST shows
+/// it with flag b and the command it waits in, as a BLPOP waiter shows
+/// blpop. An unknown command leaves cmd=NULL. Checked on both servers.
+#[test]
+fn paused_clients_count_as_blocked_and_list_their_command_like_redis() {
+    let seen = common::run_on_both(|srv| {
+        let mut ctl = srv.connect();
+        let mut bad = srv.connect();
+        assert!(bad.cmd(&["NOSUCHCMD"]).is_ok());
+        let mut popper = srv.connect();
+        popper.send_cmd(&["BLPOP", "l", "0"]).unwrap();
+        wait_blocked(&mut ctl, 1);
+        ctl.must(&["CLIENT", "PAUSE", "20000", "WRITE"]);
+        let mut writer = srv.connect();
+        writer.send_cmd(&["SET", "a", "1"]).unwrap();
+        wait_blocked(&mut ctl, 2);
+        let list = String::from_utf8_lossy(&ctl.must(&["CLIENT", "LIST"])).into_owned();
+        let mut rows: Vec<String> = list
+            .lines()
+            .filter(|l| l.starts_with("id="))
+            .map(|l| {
+                let f = |name: &str| {
+                    l.split(' ')
+                        .find_map(|w| w.strip_prefix(name))
+                        .unwrap_or("?")
+                        .to_string()
+                };
+                format!("{} {}", f("flags="), f("cmd="))
+            })
+            .collect();
+        rows.sort();
+        ctl.must(&["CLIENT", "UNPAUSE"]);
+        assert_eq!(writer.read_reply().unwrap(), b"+OK\r\n");
+        wait_blocked(&mut ctl, 1);
+        ctl.must(&["RPUSH", "l", "x"]);
+        wait_blocked(&mut ctl, 0);
+        rows
+    });
+    assert_eq!(seen, ["N NULL", "N client|list", "b blpop", "b set"]);
+}

@@ -791,3 +791,51 @@ fn full_disk_fails_saves_and_keeps_the_data() {
         assert_eq!(ours, run(&real), "redis-lite vs redis-server");
     }
 }
+
+/// INFO stats dump_payload_sanitizations counts the encoded blobs that
+/// sanitize-dump-payload deep-checked, as Redis's rdbLoadObject counts
+/// them: one per quicklist node, intset, zset/hash listpack and stream
+/// node, none for hashtable-encoded values or plain strings, through
+/// RESTORE and through an RDB load (DEBUG RELOAD). Same numbers on both.
+#[test]
+fn dump_payload_sanitizations_count_like_redis() {
+    let counts = common::run_on_both(|p| {
+        let mut c = p.connect();
+        c.must(&["CONFIG", "SET", "list-max-listpack-size", "4"]);
+        c.must(&["RPUSH", "list", "1", "2", "3", "4", "5", "6", "7", "8", "9"]);
+        c.must(&["SADD", "ints", "1", "2", "3"]);
+        c.must(&["SADD", "strs", "a", "b"]);
+        c.must(&["ZADD", "z", "1", "a", "2", "b"]);
+        c.must(&["HSET", "h", "f", "v"]);
+        c.must(&["XADD", "s", "1-1", "f", "v"]);
+        c.must(&["SET", "str", "x"]);
+        let keys = ["list", "ints", "strs", "z", "h", "s", "str"];
+        let sanitizations = |c: &mut Conn| info_field(c, "stats", "dump_payload_sanitizations");
+        let mut seen = vec![sanitizations(&mut c)];
+        // RESTORE without deep checks counts nothing.
+        for k in keys {
+            let payload = bulk(&c.must(&["DUMP", k]));
+            c.must(&[b"RESTORE".as_slice(), b"copy", b"0", &payload, b"REPLACE"]);
+        }
+        seen.push(sanitizations(&mut c));
+        c.must(&["CONFIG", "SET", "sanitize-dump-payload", "yes"]);
+        for k in keys {
+            let payload = bulk(&c.must(&["DUMP", k]));
+            c.must(&[b"RESTORE".as_slice(), b"copy", b"0", &payload, b"REPLACE"]);
+            seen.push(sanitizations(&mut c));
+        }
+        c.must(&["DEL", "copy"]);
+        c.must(&["DEBUG", "RELOAD"]);
+        seen.push(sanitizations(&mut c));
+        c.must(&["CONFIG", "RESETSTAT"]);
+        seen.push(sanitizations(&mut c));
+        seen
+    });
+    // 3 list nodes, the intset, nothing for the hashtable set, the zset and
+    // hash listpacks, the stream node, nothing for the string; the reload
+    // counts the 7 blobs again; RESETSTAT clears the counter.
+    assert_eq!(
+        counts,
+        ["0", "0", "3", "4", "4", "5", "6", "7", "7", "14", "0"]
+    );
+}

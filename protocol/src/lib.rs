@@ -12,7 +12,6 @@
 //! |-----------|--------------------------------------------------|-------------------|
 //! | `request` | query buffer -> `argv`, multibulk and inline     | networking.c processMultibulkBuffer / processInlineBuffer, sds.c sdssplitargs |
 //! | `reply`   | one writer per reply type, RESP2 or RESP3         | networking.c addReply* |
-//! | `frame`   | a client's view: parse replies, encode commands  | (hiredis, redis-cli) |
 //! | `util`    | `string2ll`, `ll2string`: Redis's number rules   | util.c            |
 //!
 //! A request's path: bytes arrive in the client's `BytesMut`;
@@ -21,7 +20,6 @@
 //! more; the command handler answers through `reply::bulk`, `reply::integer`
 //! and friends, which append RESP bytes to the client's output buffer.
 
-pub mod frame;
 pub mod reply;
 pub mod request;
 pub mod util;

@@ -59,11 +59,23 @@ pub fn load_dump_payload(
     limits: LoadLimits,
     deep: bool,
 ) -> Result<Option<Value>, RdbError> {
+    load_dump_payload_counted(p, limits, deep).0
+}
+
+/// `load_dump_payload`, also saying how many blobs a deep check looked at
+/// (see `RdbReader::sanitizations`; failed loads count too, as in Redis).
+pub fn load_dump_payload_counted(
+    p: &[u8],
+    limits: LoadLimits,
+    deep: bool,
+) -> (Result<Option<Value>, RdbError>, u64) {
     let mut r = RdbReader::new(p, Some(p.len() as u64), false, limits);
     r.deep = deep;
-    let t = r.load_type()?;
-    if !crate::rdb_is_object_type(t) {
-        return Err(RdbError::Corrupt(format!("Unknown object type {t}")));
-    }
-    r.load_object(t)
+    let res = r.load_type().and_then(|t| {
+        if !crate::rdb_is_object_type(t) {
+            return Err(RdbError::Corrupt(format!("Unknown object type {t}")));
+        }
+        r.load_object(t)
+    });
+    (res, r.sanitizations)
 }

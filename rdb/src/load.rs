@@ -117,6 +117,11 @@ pub struct RdbReader<R: Read> {
     pub limits: LoadLimits,
     /// sanitize-dump-payload: check listpacks for duplicate fields too.
     pub deep: bool,
+    /// How many encoded blobs were deep-checked (INFO stats
+    /// dump_payload_sanitizations): each quicklist listpack node, intset,
+    /// zset or hash listpack and stream node, as Redis's rdbLoadObject
+    /// counts them.
+    pub sanitizations: u64,
 }
 
 impl<R: Read> RdbReader<R> {
@@ -135,6 +140,7 @@ impl<R: Read> RdbReader<R> {
             version: RDB_VERSION as u32,
             limits,
             deep: false,
+            sanitizations: 0,
         }
     }
 
@@ -389,6 +395,14 @@ impl<R: Read> RdbReader<R> {
             | RDB_TYPE_HASH_ZIPLIST
             | RDB_TYPE_HASH_LISTPACK => {
                 let blob = self.load_string()?;
+                if self.deep
+                    && matches!(
+                        rdbtype,
+                        RDB_TYPE_SET_INTSET | RDB_TYPE_ZSET_LISTPACK | RDB_TYPE_HASH_LISTPACK
+                    )
+                {
+                    self.sanitizations += 1;
+                }
                 load_blob_object(rdbtype, blob, &lim, self.deep)
             }
             RDB_TYPE_STREAM_LISTPACKS | RDB_TYPE_STREAM_LISTPACKS_2 => {
@@ -416,6 +430,9 @@ impl<R: Read> RdbReader<R> {
                 return corrupt("Stream node key entry is not the size of a stream ID");
             }
             let bytes = self.load_string()?;
+            if self.deep {
+                self.sanitizations += 1;
+            }
             let Some(lp) = stream_validate_listpack_integrity(&bytes) else {
                 return corrupt("Stream listpack integrity check failed.");
             };
@@ -665,6 +682,9 @@ impl<R: Read> RdbReader<R> {
                 continue;
             }
             let lp = if v2 {
+                if self.deep {
+                    self.sanitizations += 1;
+                }
                 match Listpack::from_vec(data) {
                     Ok(lp) => lp,
                     Err(_) => return corrupt("Listpack integrity check failed."),

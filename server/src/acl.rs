@@ -1430,7 +1430,7 @@ fn add_acl_log_entry(
         .and_then(|x| x.caller_info.as_ref());
     let cinfo = match (c.has_flag(networking::CLIENT_SCRIPT), caller_info) {
         (true, Some(info)) => info.clone(),
-        _ => networking::client_info_string(c, &networking::current_command_name(srv, c)),
+        _ => networking::client_info_string(c),
     };
     let le = AclLogEntry {
         count: 1,

@@ -94,7 +94,7 @@ const AOF_REWRITE_LIMITE_MAX_MINUTES: i64 = 60;
 const AOF_REWRITE_ITEMS_PER_CMD: usize = 64;
 
 /// The client id Redis gives the loading client (CLIENT_ID_AOF).
-const CLIENT_ID_AOF: u64 = u64::MAX;
+pub const CLIENT_ID_AOF: u64 = u64::MAX;
 const AOF_CLIENT_TOKEN: Token = Token(usize::MAX - 2);
 
 /// An AOF operation failed; the reason is already in the log (C_ERR).
@@ -1494,6 +1494,7 @@ pub fn load_single_append_only_file(srv: &mut Server, filename: &str) -> AofLoad
         }
         srv.cmd_time_snapshot = mstime();
         fake.argv = argv;
+        fake.last_cmd = name;
         if fake.has_flag(crate::networking::CLIENT_MULTI) && name != "exec" {
             let flags = srv.commands.get(id).spec.flags;
             crate::multi::queue_multi_command(&mut fake, id, flags);
@@ -1502,7 +1503,9 @@ pub fn load_single_append_only_file(srv: &mut Server, filename: &str) -> AofLoad
             proc(srv, &mut fake);
         }
         fake.reply.clear();
-        fake.errors.clear();
+        // Errors still count in INFO errorstats, and are logged as
+        // unexpected (afterErrorReply).
+        srv.note_errors(&mut fake);
         fake.argv.clear();
         fake.original_argv = None;
         if truncated_ok {

@@ -692,6 +692,22 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
     cmd("copy", db::copy_command, -3, W | M, (1, 2, 1)),
     cmd("dump", crate::dump::dump_command, 2, R, KEY1),
     cmd("restore", crate::dump::restore_command, -4, W | M, KEY1),
+    // RESTORE with the asking flag (cluster.c restoreCommand): what MIGRATE
+    // sends in cluster mode; without a cluster it is RESTORE.
+    cmd(
+        "restore-asking",
+        crate::dump::restore_command,
+        -4,
+        W | M | CMD_ASKING,
+        KEY1,
+    ),
+    cmd(
+        "migrate",
+        crate::migrate::migrate_command,
+        -6,
+        W | CMD_MOVABLE_KEYS,
+        (3, 3, 1),
+    ),
     cmd("touch", db::touch_command, -2, R | F, (1, -1, 1)),
     cmd("keys", db::keys_command, 2, R, NOKEYS),
     cmd("scan", db::scan_command, -2, R, NOKEYS),
@@ -744,16 +760,6 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
     ),
     container("client", server::container_command, -2, CLIENT_SUBCOMMANDS),
     container("acl", server::container_command, -2, ACL_SUBCOMMANDS),
-    // Cluster mode is not implemented: READONLY/READWRITE exist (ACL rules
-    // may name them) and answer as a Redis without cluster support.
-    cmd("readonly", server::readonly_command, 1, LD | ST | F, NOKEYS),
-    cmd(
-        "readwrite",
-        server::readonly_command,
-        1,
-        LD | ST | F,
-        NOKEYS,
-    ),
     // ---- pub/sub (pubsub.c); shard channels are "keys" for cluster routing ----
     cmd(
         "subscribe",
@@ -923,6 +929,8 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
     ),
     cmd("asking", crate::cluster::asking_command, 1, F, NOKEYS),
     container("memory", server::container_command, -2, MEMORY_SUBCOMMANDS),
+    container("module", server::container_command, -2, MODULE_SUBCOMMANDS),
+    cmd("lolwut", crate::lolwut::lolwut_command, -1, R | F, NOKEYS),
     container(
         "slowlog",
         server::container_command,
@@ -1531,6 +1539,46 @@ static XINFO_SUBCOMMANDS: &[CommandSpec] = &[
     cmd("groups", crate::t_stream::xinfo_command, 3, R, (2, 2, 1)),
     cmd("stream", crate::t_stream::xinfo_command, -3, R, (2, 2, 1)),
     cmd("help", crate::t_stream::xinfo_command, 2, LD | ST, NOKEYS),
+];
+
+/// MODULE's subcommands (module.rs): no module API, Redis's replies.
+/// LOAD, LOADEX and UNLOAD are protected by enable-module-command.
+static MODULE_SUBCOMMANDS: &[CommandSpec] = &[
+    cmd(
+        "help",
+        crate::module::module_help_command,
+        2,
+        LD | ST,
+        NOKEYS,
+    ),
+    cmd(
+        "list",
+        crate::module::module_list_command,
+        2,
+        A | NS,
+        NOKEYS,
+    ),
+    cmd(
+        "load",
+        crate::module::module_load_command,
+        -3,
+        CMD_NO_ASYNC_LOADING | A | NS | CMD_PROTECTED,
+        NOKEYS,
+    ),
+    cmd(
+        "loadex",
+        crate::module::module_loadex_command,
+        -3,
+        CMD_NO_ASYNC_LOADING | A | NS | CMD_PROTECTED,
+        NOKEYS,
+    ),
+    cmd(
+        "unload",
+        crate::module::module_unload_command,
+        3,
+        CMD_NO_ASYNC_LOADING | A | NS | CMD_PROTECTED,
+        NOKEYS,
+    ),
 ];
 
 static MEMORY_SUBCOMMANDS: &[CommandSpec] = &[
@@ -2212,6 +2260,7 @@ fn getkeys_proc(fullname: &str) -> Option<GetKeysProc> {
         "bitfield" => Some(crate::bitops::bitfield_get_keys),
         "sort" => Some(crate::sort::sort_get_keys),
         "sort_ro" => Some(crate::sort::sort_ro_get_keys),
+        "migrate" => Some(crate::migrate::migrate_get_keys),
         _ => None,
     }
 }

@@ -170,7 +170,6 @@ pub struct Config {
     pub unixsocket: String,
     pub unixsocketperm: u32,
     pub disable_thp: bool,
-    pub appenddirname: String,
     pub protected_mode: bool,
     /// "" means no password (requirepass unset).
     pub requirepass: String,
@@ -1473,7 +1472,6 @@ impl Default for Config {
             unixsocket: String::new(),
             unixsocketperm: 0,
             disable_thp: true,
-            appenddirname: String::new(),
             protected_mode: true,
             requirepass: String::new(),
             timeout: 0,
@@ -1636,7 +1634,6 @@ impl Config {
         self.unixsocket = self.s("unixsocket");
         self.unixsocketperm = self.n("unixsocketperm") as u32;
         self.disable_thp = self.b("disable-thp");
-        self.appenddirname = self.s("appenddirname");
         self.protected_mode = self.b("protected-mode");
         self.requirepass = self.s("requirepass");
         self.timeout = self.n("timeout");

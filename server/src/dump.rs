@@ -92,7 +92,9 @@ pub fn restore_command(srv: &mut Server, c: &mut Client) {
     }
     let limits = crate::rdb::load_limits(srv);
     let deep = crate::rdb::deep_sanitize(srv, true);
-    let value = match rdb::dump::load_dump_payload(c.arg(3), limits, deep) {
+    let (loaded, sanitized) = rdb::dump::load_dump_payload_counted(c.arg(3), limits, deep);
+    srv.stats.dump_payload_sanitizations += sanitized;
+    let value = match loaded {
         Ok(Some(v)) => v,
         // An empty collection or any decoding error.
         _ => return c.add_reply_error("ERR Bad data format"),

@@ -132,8 +132,10 @@ pub struct Client {
     pub last_interaction: Instant,
     /// Full name of the last command run (CLIENT LIST cmd=).
     pub last_cmd: &'static str,
-    /// Error codes replied during the current command (e.g. "ERR",
-    /// "WRONGTYPE"); `call()` moves them into the error statistics.
+    /// Errors replied during the current command, as full texts
+    /// ("ERR syntax error", "WRONGTYPE Operation ..."; scripts' errors may
+    /// hold the code alone); `call()` moves their codes into the error
+    /// statistics (Server::note_errors).
     pub errors: Vec<Bytes>,
     /// Total bytes read and written (for INFO net counters).
     pub net_input_bytes: u64,
@@ -374,16 +376,15 @@ impl Client {
     }
 
     /// addReplyError: `msg` is the full text starting with its code, e.g.
-    /// "ERR syntax error" or "WRONGTYPE Operation against ...". The code is
-    /// remembered for INFO errorstats.
+    /// "ERR syntax error" or "WRONGTYPE Operation against ...". It is
+    /// remembered for INFO errorstats (and the unexpected-error log).
     pub fn add_reply_error(&mut self, msg: &str) {
         self.add_reply_error_bytes(msg.as_bytes());
     }
 
     pub fn add_reply_error_bytes(&mut self, msg: &[u8]) {
         let msg = msg.strip_prefix(b"-").unwrap_or(msg);
-        let code_end = msg.iter().position(|&b| b == b' ').unwrap_or(msg.len());
-        self.errors.push(Bytes::copy_from_slice(&msg[..code_end]));
+        self.errors.push(Bytes::copy_from_slice(msg));
         reply::error(&mut self.reply, msg);
     }
 
@@ -511,11 +512,17 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
         return;
     };
     let res = read_into_spare_capacity(stream, &mut c.querybuf, readlen);
+    // Redis counts every read its readable event triggers, the one that
+    // finds the connection closed included; a WouldBlock is mio's edge-
+    // triggered extra look (see above), which Redis never makes.
+    if !matches!(&res, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
+        srv.stats.total_reads_processed += 1;
+    }
     match res {
         Ok(0) => {
             // One line with the client's CLIENT LIST fields, as Redis's.
             if crate::log::verbosity_at_most(LogLevel::Verbose) {
-                let info = client_info_string(c, "");
+                let info = client_info_string(c);
                 server_log(
                     LogLevel::Verbose,
                     &format!(
@@ -533,7 +540,6 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
             }
             c.net_input_bytes += n as u64;
             srv.stats.net_input_bytes += n as u64;
-            srv.stats.total_reads_processed += 1;
             if n == readlen {
                 // There may be more in the socket: come back next pass.
                 c.flags |= CLIENT_PENDING_READ;
@@ -566,7 +572,7 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     if (c.querybuf.len() as u64 > limit || big_bulk) && !c.has_flag(CLIENT_MASTER) {
         // The client's CLIENT LIST line and the first 64 bytes, quoted as
         // sdscatrepr quotes them.
-        let info = client_info_string(c, c.last_cmd);
+        let info = client_info_string(c);
         let mut head = BytesMut::new();
         crate::monitor::cat_repr(&mut head, &c.querybuf[..c.querybuf.len().min(64)]);
         server_log(
@@ -691,7 +697,7 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                 c.add_reply_error_bytes(&e.to_bytes());
                 // Logged after the error reply is queued, as Redis (obl counts it).
                 if crate::log::verbosity_at_most(LogLevel::Verbose) {
-                    let info = client_info_string(c, "");
+                    let info = client_info_string(c);
                     server_log(
                         LogLevel::Verbose,
                         &format!(
@@ -889,14 +895,9 @@ pub fn close_client_on_output_buffer_limit_reached(
         return false;
     }
     // The whole CLIENT LIST line (catClientInfoString), as Redis logs it.
-    // A command still running shows under its name (Redis has set
-    // c->lastcmd before calling it).
-    let running = c
-        .argv
-        .first()
-        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
-        .unwrap_or_default();
-    let info = client_info_string(c, &running);
+    // A command still running shows under its name (process_command set
+    // last_cmd before calling it, as Redis sets c->lastcmd).
+    let info = client_info_string(c);
     server_log(
         LogLevel::Warning,
         &format!(
@@ -1159,8 +1160,8 @@ pub fn client_getname_command(_srv: &mut Server, c: &mut Client) {
 
 /// CLIENT INFO
 // redis: networking.c clientCommand ("info") -> catClientInfoString
-pub fn client_info_command(srv: &mut Server, c: &mut Client) {
-    let mut text = client_info_string(c, &current_command_name(srv, c));
+pub fn client_info_command(_srv: &mut Server, c: &mut Client) {
+    let mut text = client_info_string(c);
     text.push(b'\n');
     c.add_reply_verbatim(&text);
 }
@@ -1168,7 +1169,6 @@ pub fn client_info_command(srv: &mut Server, c: &mut Client) {
 /// CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|PUBSUB] [ID client-id [client-id ...]]
 // redis: networking.c clientCommand ("list") -> getAllClientsInfoString
 pub fn client_list_command(srv: &mut Server, c: &mut Client) {
-    let me = current_command_name(srv, c);
     let mut text = Vec::new();
     if c.argc() == 4 && c.arg(2).eq_ignore_ascii_case(b"type") {
         let Some(ty) = client_type_by_name(c.arg(3)) else {
@@ -1179,7 +1179,7 @@ pub fn client_list_command(srv: &mut Server, c: &mut Client) {
         for id in all_client_ids(srv, c) {
             with_client(srv, c, id, |cl| {
                 if client_type(cl) == ty {
-                    append_info_line(&mut text, cl, &me);
+                    append_info_line(&mut text, cl);
                 }
             });
         }
@@ -1190,14 +1190,14 @@ pub fn client_list_command(srv: &mut Server, c: &mut Client) {
                 c.add_reply_error("ERR Invalid client ID");
                 return;
             };
-            with_client(srv, c, id as u64, |cl| append_info_line(&mut text, cl, &me));
+            with_client(srv, c, id as u64, |cl| append_info_line(&mut text, cl));
         }
     } else if c.argc() != 2 {
         c.add_reply_syntax_error();
         return;
     } else {
         for id in all_client_ids(srv, c) {
-            with_client(srv, c, id, |cl| append_info_line(&mut text, cl, &me));
+            with_client(srv, c, id, |cl| append_info_line(&mut text, cl));
         }
     }
     c.add_reply_verbatim(&text);
@@ -1509,15 +1509,6 @@ fn client_type_by_name(name: &[u8]) -> Option<ClientType> {
     }
 }
 
-/// The full name of the command the calling client is running ("client|list"):
-/// Redis sets c->cmd before the call, so CLIENT LIST shows it for itself.
-pub fn current_command_name(srv: &Server, c: &Client) -> String {
-    match srv.commands.lookup_argv(&c.argv) {
-        Ok(Some(id)) => srv.commands.get(id).fullname.to_string(),
-        _ => c.last_cmd.to_string(),
-    }
-}
-
 /// Every client id, the caller included, in creation order (Redis walks
 /// server.clients, which is in creation order).
 fn all_client_ids(srv: &Server, c: &Client) -> Vec<u64> {
@@ -1537,8 +1528,8 @@ fn with_client(srv: &Server, c: &Client, id: u64, f: impl FnOnce(&Client)) {
     }
 }
 
-fn append_info_line(out: &mut Vec<u8>, cl: &Client, current_cmd: &str) {
-    out.extend_from_slice(&client_info_string(cl, current_cmd));
+fn append_info_line(out: &mut Vec<u8>, cl: &Client) {
+    out.extend_from_slice(&client_info_string(cl));
     out.push(b'\n');
 }
 
@@ -1575,18 +1566,15 @@ fn protocol_error_sample(q: &[u8]) -> String {
 }
 
 /// catClientInfoString: one CLIENT LIST line, fields in 7.0.15's order.
-/// `running_cmd` is used for the client whose command is executing; other
-/// clients show their last command. Memory fields are redis-lite's own
+/// cmd= is the client's last command as process_command looked it up
+/// (c->lastcmd): the running one, the one a blocked or paused client waits
+/// in, "NULL" after an unknown command. Memory fields are redis-lite's own
 /// buffers measured the way Redis measures its: they cannot match Redis.
-pub fn client_info_string(cl: &Client, running_cmd: &str) -> Vec<u8> {
+pub fn client_info_string(cl: &Client) -> Vec<u8> {
     let now = Instant::now();
     let age = now.saturating_duration_since(cl.ctime).as_secs();
     let idle = now.saturating_duration_since(cl.last_interaction).as_secs();
-    let cmd = if cl.argv.is_empty() {
-        cl.last_cmd
-    } else {
-        running_cmd
-    };
+    let cmd = cl.last_cmd;
     let argv_mem: usize = cl.argv.iter().map(|a| a.len()).sum();
     // The command being run is still part of qbuf, as in Redis (qb_pos).
     let qbuf = cl.qb_pos + cl.querybuf.len();
@@ -1654,7 +1642,7 @@ pub fn client_flags_string(flags: u32) -> String {
     if flags & CLIENT_MULTI != 0 {
         s.push('x');
     }
-    if flags & CLIENT_BLOCKED != 0 {
+    if flags & (CLIENT_BLOCKED | CLIENT_POSTPONED) != 0 {
         s.push('b');
     }
     if flags & CLIENT_DIRTY_CAS != 0 {
@@ -1797,9 +1785,21 @@ pub fn command_is_paused(srv: &Server, flags: u64) -> bool {
 }
 
 /// blockClient(c, BLOCKED_POSTPONE): park the client with its command.
+/// Redis counts it among blocked_clients and CLIENT LIST shows it with
+/// flag b, as any blocked client.
 pub fn postpone_client(srv: &mut Server, c: &mut Client) {
     c.flags |= CLIENT_POSTPONED;
+    srv.blocked_clients += 1;
     srv.postponed_clients.push(c.token);
+}
+
+/// unblockClient for BLOCKED_POSTPONE: the client leaves the count (its
+/// token stays in `postponed_clients` until the list is next walked).
+pub fn unpostpone_client(srv: &mut Server, c: &mut Client) {
+    if c.has_flag(CLIENT_POSTPONED) {
+        c.flags &= !CLIENT_POSTPONED;
+        srv.blocked_clients = srv.blocked_clients.saturating_sub(1);
+    }
 }
 
 /// unblockPostponedClients: once the pause is over, run each parked
@@ -1811,7 +1811,7 @@ pub fn resume_postponed_clients(srv: &mut Server) {
         let Some(mut c) = srv.clients.remove(&token) else {
             continue;
         };
-        c.flags &= !CLIENT_POSTPONED;
+        unpostpone_client(srv, &mut c);
         server::process_command(srv, &mut c);
         if !c.has_flag(CLIENT_POSTPONED) {
             c.argv.clear();
@@ -2072,6 +2072,7 @@ pub fn free_client(srv: &mut Server, token: Token) {
         // A client that disconnects while blocked leaves its queues, and
         // a watching one its watched keys.
         crate::blocked::unblock_client(srv, &mut c);
+        unpostpone_client(srv, &mut c);
         crate::multi::discard_transaction(srv, &mut c);
         // ... and every channel and pattern it subscribed to.
         crate::pubsub::pubsub_unsubscribe_all(srv, &mut c);

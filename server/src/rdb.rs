@@ -715,6 +715,7 @@ pub fn rdb_load(srv: &mut Server, filename: &str, mode: LoadMode) -> Result<(), 
     let mut r = RdbReader::new(file, size, checksum, load_limits(srv));
     r.deep = deep_sanitize(srv, false);
     let res = rdb_load_rio(srv, &mut r, mode, false);
+    srv.stats.dump_payload_sanitizations += r.sanitizations;
     res.map_err(|e| {
         let msg = match &e {
             RdbError::Io(_) => {
@@ -744,7 +745,9 @@ pub fn rdb_load_aof_preamble(srv: &mut Server, path: &str) -> Result<u64, String
     let checksum = cfg_yes(srv, "rdbchecksum");
     let mut r = RdbReader::new(file, size, checksum, load_limits(srv));
     r.deep = deep_sanitize(srv, false);
-    match rdb_load_rio(srv, &mut r, LoadMode::Fresh, true) {
+    let res = rdb_load_rio(srv, &mut r, LoadMode::Fresh, true);
+    srv.stats.dump_payload_sanitizations += r.sanitizations;
+    match res {
         Ok(()) => Ok(r.processed()),
         Err(e) => Err(format!(
             "Internal error in RDB reading offset {}, function at rdb.c:0 -> {e}",

@@ -278,14 +278,19 @@ pub fn call_begin(c: &Client) -> usize {
 
 /// After the handler: record the command, and blame it for the clients
 /// that waited while it ran.
-pub fn call_end(srv: &Server, c: &Client, reply_len_before: usize, start: Instant, micros: u64) {
+pub fn call_end(
+    srv: &Server,
+    c: &Client,
+    name: &'static str,
+    reply_len_before: usize,
+    start: Instant,
+    micros: u64,
+) {
     let start_us = micros_since_epoch(start);
     let end = start + std::time::Duration::from_micros(micros);
     let queue_wait_us = start
         .saturating_duration_since(c.last_interaction)
         .as_micros() as u64;
-    // call() has just set last_cmd: a static name, no allocation.
-    let name = c.last_cmd;
     let (waiters, waited_us) = if micros >= BLAME_MIN_RUN_US {
         clients_waiting(srv, start, end)
     } else {

@@ -189,12 +189,8 @@ pub fn script_prepare_for_run(
     sc.errors.clear();
     // The script's commands run as the caller's ACL user.
     sc.user = caller.user.clone();
-    let caller_info = (!crate::acl::user_is_unrestricted(srv, &caller.user)).then(|| {
-        crate::networking::client_info_string(
-            caller,
-            &crate::networking::current_command_name(srv, caller),
-        )
-    });
+    let caller_info = (!crate::acl::user_is_unrestricted(srv, &caller.user))
+        .then(|| crate::networking::client_info_string(caller));
     if caller.has_flag(CLIENT_MULTI) {
         sc.flags |= CLIENT_MULTI;
     }

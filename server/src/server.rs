@@ -64,6 +64,10 @@ pub const STATS_METRIC_SAMPLES: usize = 16;
 /// Counters reported by INFO stats (server.stat_* in Redis).
 #[derive(Default, Debug)]
 pub struct Stats {
+    /// Errors replied to the AOF loader, our master or a replica.
+    pub unexpected_error_replies: u64,
+    /// Blobs deep-checked by sanitize-dump-payload (RESTORE and RDB loads).
+    pub dump_payload_sanitizations: u64,
     pub numcommands: u64,
     pub numconnections: u64,
     pub rejected_conn: u64,
@@ -280,6 +284,8 @@ pub struct Server {
     pub rdb: crate::rdb::RdbState,
     /// ACL users and the ACL LOG (acl.rs).
     pub acl: crate::acl::Acl,
+    /// MIGRATE's cached connections to targets (migrate.rs).
+    pub migrate_sockets: crate::migrate::MigrateSockets,
     /// The propagation queue and flags (propagate.rs).
     pub propagate: crate::propagate::PropagateState,
     /// The append only file (aof.rs).
@@ -336,6 +342,7 @@ impl Server {
             dbs,
             commands,
             acl,
+            migrate_sockets: Default::default(),
             clients: HashMap::default(),
             poll,
             listeners: Vec::new(),
@@ -406,14 +413,46 @@ impl Server {
         })
     }
 
-    /// Move the error codes a client replied with into INFO errorstats
-    /// (afterErrorReply). Returns how many errors there were.
+    /// afterErrorReply: move the errors a client replied with into INFO
+    /// errorstats, by code. Returns how many errors there were.
+    ///
+    /// An error sent to the AOF loader, to our master or to a replica
+    /// should never happen (the stream only holds commands that worked):
+    /// each one is logged as CRITICAL and counted in
+    /// unexpected_error_replies, as Redis does.
     pub fn note_errors(&mut self, c: &mut Client) -> usize {
         let n = c.errors.len();
-        for code in c.errors.drain(..) {
+        let peer = if c.id == crate::aof::CLIENT_ID_AOF {
+            Some(("server", "AOF-loading-client"))
+        } else if c.has_flag(networking::CLIENT_MASTER) {
+            Some(("replica", "master"))
+        } else if c.has_flag(networking::CLIENT_SLAVE) && !c.has_flag(networking::CLIENT_MONITOR) {
+            Some(("master", "replica"))
+        } else {
+            None
+        };
+        for msg in c.errors.drain(..) {
             self.stats.total_error_replies += 1;
-            let code = String::from_utf8_lossy(&code).into_owned();
+            let code_end = msg.iter().position(|&b| b == b' ').unwrap_or(msg.len());
+            let code = String::from_utf8_lossy(&msg[..code_end]).into_owned();
             *self.stats.errors.entry(code).or_insert(0) += 1;
+            if let Some((from, to)) = peer {
+                self.stats.unexpected_error_replies += 1;
+                // Redis logs the text as the command passed it: plain ERR
+                // messages without their "ERR ", other codes with a '-'.
+                let text = String::from_utf8_lossy(&msg[..msg.len().min(4096)]);
+                let text = match text.strip_prefix("ERR ") {
+                    Some(rest) => rest.to_string(),
+                    None => format!("-{text}"),
+                };
+                server_log(
+                    LogLevel::Warning,
+                    &format!(
+                        "== CRITICAL == This {from} is sending an error to its {to}: '{text}' after processing the command '{}'",
+                        c.last_cmd
+                    ),
+                );
+            }
         }
         n
     }
@@ -441,14 +480,22 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
+    // c->lastcmd: set before any check, so CLIENT LIST shows what a
+    // blocked, paused or rejected client last asked for ("NULL" when the
+    // command does not exist, as in Redis).
     let id = match srv.commands.lookup_argv(&c.argv) {
-        Ok(Some(id)) => id,
+        Ok(Some(id)) => {
+            c.last_cmd = srv.commands.get(id).fullname;
+            id
+        }
         Ok(None) => {
+            c.last_cmd = "NULL";
             let msg = unknown_command_error(&c.argv);
             reject_command(srv, c, None, &msg);
             return;
         }
         Err(container) => {
+            c.last_cmd = "NULL";
             let mut msg = b"ERR unknown subcommand '".to_vec();
             msg.extend_from_slice(c_str_prefix(c.arg(1), 128));
             msg.extend_from_slice(b"'. Try ");
@@ -478,16 +525,30 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
-    if cmd.spec.flags & CMD_PROTECTED != 0
-        && !allow_protected_action(srv.config.enable_debug_command, c)
-    {
-        reject_command(
-            srv,
-            c,
-            Some(id),
-            b"ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
-        );
-        return;
+    // Protected commands: DEBUG behind enable-debug-command, MODULE
+    // LOAD/LOADEX/UNLOAD behind enable-module-command.
+    if cmd.spec.flags & CMD_PROTECTED != 0 {
+        let module = cmd.fullname.starts_with("module|");
+        let (allowed, name, option) = if module {
+            (
+                srv.config.enable_module_command,
+                "MODULE",
+                "enable-module-command",
+            )
+        } else {
+            (
+                srv.config.enable_debug_command,
+                "DEBUG",
+                "enable-debug-command",
+            )
+        };
+        if !allow_protected_action(allowed, c) {
+            let msg = format!(
+                "ERR {name} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+            );
+            reject_command(srv, c, Some(id), msg.as_bytes());
+            return;
+        }
     }
 
     // NOAUTH: with requirepass set, only AUTH, HELLO and a few others run
@@ -646,7 +707,6 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // Between MULTI and EXEC commands are queued, not run (multi.rs).
     if c.has_flag(CLIENT_MULTI) && !runs_inside_multi(srv, id) {
         multi::queue_multi_command(c, id, get_command_flags(srv, c, id));
-        c.last_cmd = srv.commands.get(id).fullname;
         c.add_reply_status(b"QUEUED");
         return;
     }
@@ -829,10 +889,11 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     srv.latency
         .add_sample_if_needed(threshold, event, duration.as_millis() as u64);
 
-    // A command that blocked (BLPOP on empty lists) goes to SLOWLOG and the
-    // statistics when it is served or times out, not now; when it is served
-    // it runs again, and MONITOR must not show it twice (Redis 7.0 counts a
-    // blocked command once: updateStatsOnUnblock).
+    // A command that blocked (BLPOP on empty lists) is counted as a call
+    // now, as Redis 7.0 counts it in call(); it goes to SLOWLOG when it is
+    // served or times out (updateStatsOnUnblock). When it is served it runs
+    // again here (`reprocessing`): MONITOR must not show it twice and
+    // INFO must not count it twice.
     let blocked = c.has_flag(CLIENT_BLOCKED);
     let reprocessing = srv.reprocessing_command;
 
@@ -846,44 +907,49 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
         monitor::replication_feed_monitors(srv, c, c.db, &argv);
     }
     c.argv = argv;
-    c.last_cmd = static_fullname(srv, id);
+    // Scripts and the AOF loader call() without process_command and set
+    // lastcmd here, as scriptCall does; EXEC's commands leave it at exec.
+    if !c.has_flag(networking::CLIENT_EXECUTING_MULTI) {
+        c.last_cmd = static_fullname(srv, id);
+    }
     // 4a. redis-lite's flight recorder and blame (recorder.rs), when on.
     if crate::recorder::on() {
-        crate::recorder::call_end(srv, c, reply_len_before, start, micros);
+        let name = static_fullname(srv, id);
+        crate::recorder::call_end(srv, c, name, reply_len_before, start, micros);
     }
 
     // 4. Command statistics (INFO commandstats, LATENCY HISTOGRAM) and
     //    error statistics (INFO errorstats).
     let failed = srv.note_errors(c) > 0;
-    if blocked {
-        return;
-    }
     let tracking = srv.config.latency_tracking;
     let cmd = srv.commands.get_mut(id);
-    cmd.stats.calls += 1;
+    if !reprocessing {
+        cmd.stats.calls += 1;
+        srv.stats.numcommands += 1;
+    }
     cmd.stats.microseconds += micros;
+    srv.stats.eventloop_duration_cmd_sum += micros;
+    if blocked {
+        return; // its latency and failure are known when it is unblocked
+    }
     if failed {
         cmd.stats.failed_calls += 1;
     }
     if tracking {
         cmd.histogram.record(duration.as_nanos() as u64);
     }
-    srv.stats.numcommands += 1;
-    srv.stats.eventloop_duration_cmd_sum += micros;
 }
 
 /// updateStatsOnUnblock for a blocked command that ends without being run
-/// again (time-out, CLIENT UNBLOCK): it is counted as one call now.
-/// An error reply (CLIENT UNBLOCK ... ERROR) counts as a failed call.
+/// again (time-out, CLIENT UNBLOCK, a stream reader served from the key):
+/// its call was counted when it blocked; an error reply (CLIENT UNBLOCK
+/// ... ERROR) makes it a failed call.
 pub fn update_stats_on_unblock(srv: &mut Server, c: &mut Client) {
     let failed = srv.note_errors(c) > 0;
     if let Some(id) = srv.commands.lookup(c.last_cmd.as_bytes()) {
-        let cmd = srv.commands.get_mut(id);
-        cmd.stats.calls += 1;
         if failed {
-            cmd.stats.failed_calls += 1;
+            srv.commands.get_mut(id).stats.failed_calls += 1;
         }
-        srv.stats.numcommands += 1;
     }
 }
 
@@ -969,9 +1035,11 @@ pub fn server_cron(srv: &mut Server) {
     crate::rdb::rdb_cron(srv);
     // A scheduled or automatic AOF rewrite, postponed flushes (aof.rs).
     crate::aof::aof_cron(srv);
-    // run_with_period(1000): replicationCron, the replica half.
+    // run_with_period(1000): replicationCron, the replica half, and close
+    // MIGRATE connections idle for too long.
     if run_with_period(srv, 1000) {
         crate::replication::replica::replication_cron(srv);
+        crate::migrate::migrate_close_timedout_sockets(srv);
     }
     // Deletions the cron made (expiry) reach the AOF on their own.
     crate::propagate::propagate_pending_outside_call(srv);
@@ -1239,12 +1307,6 @@ pub fn ping_command(_srv: &mut Server, c: &mut Client) {
         let msg = c.argv[1].clone();
         c.add_reply_bulk(&msg);
     }
-}
-
-/// READONLY / READWRITE
-// redis: cluster.c readonlyCommand, readwriteCommand (cluster disabled)
-pub fn readonly_command(_srv: &mut Server, c: &mut Client) {
-    c.add_reply_error("ERR This instance has cluster support disabled");
 }
 
 /// ECHO message

@@ -17,7 +17,6 @@
 
 use std::ffi::{c_char, c_double, c_int, c_longlong};
 use std::fmt;
-use std::ops::Deref;
 
 // ------------------------------------------------------------------- glob
 
@@ -198,49 +197,9 @@ fn c_tolower(c: i32) -> i32 {
 
 // --------------------------------------------------------------- integers
 
-/// LONG_STR_SIZE: bytes of the longest `long long` in decimal plus a NUL
-/// ("-9223372036854775808" is 20). string2ll rejects anything this long.
-pub const LONG_STR_SIZE: usize = 21;
-
-/// string2ll: the strict decimal `i64` Redis accepts everywhere: an optional
-/// '-', then "0" alone or a non-zero digit and more digits, nothing else.
-/// So "+1", " 1", "01", "-0", "" and out-of-range values are all rejected.
-pub fn string2ll(s: &[u8]) -> Option<i64> {
-    // Empty, or too long to be a long long.
-    if s.is_empty() || s.len() >= LONG_STR_SIZE {
-        return None;
-    }
-    // The only number allowed to start with '0' is 0 itself.
-    if s == b"0" {
-        return Some(0);
-    }
-    let (negative, digits) = match s.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, s),
-    };
-    // First digit 1-9 (this also rejects "-" alone and "-0").
-    match digits.first() {
-        Some(b'1'..=b'9') => {}
-        _ => return None,
-    }
-    // Accumulate as unsigned, checking overflow at each digit.
-    let mut v: u64 = 0;
-    for &c in digits {
-        if !c.is_ascii_digit() {
-            return None;
-        }
-        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
-    }
-    // |i64::MIN| is one more than i64::MAX.
-    if negative {
-        if v > i64::MAX as u64 + 1 {
-            return None;
-        }
-        Some((v as i64).wrapping_neg())
-    } else {
-        i64::try_from(v).ok()
-    }
-}
+// The strict decimal rules (string2ll, ll2string) live in the `util`
+// crate, their one home; storage takes its stack-formatted LongStr.
+pub use util::{string2ll, LongStr, LONG_STR_SIZE};
 
 /// string2l: string2ll checked against `long`, which is 64-bit on every
 /// platform redis-lite targets (LP64), so the same thing.
@@ -248,76 +207,15 @@ pub fn string2l(s: &[u8]) -> Option<i64> {
     string2ll(s)
 }
 
-/// The two-digit table ull2string uses: two output bytes per division by
-/// 100 halve the number of (slow) divisions.
-const DIGIT_PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
-/// A formatted integer on the stack (no allocation): 20 bytes hold
-/// "-9223372036854775808" and u64::MAX. Derefs to the digits.
-#[derive(Clone, Copy)]
-pub struct LongStr {
-    buf: [u8; LONG_STR_SIZE - 1],
-    start: u8,
-}
-
-impl LongStr {
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[self.start as usize..]
-    }
-}
-
-impl Deref for LongStr {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        self.as_bytes()
-    }
-}
-
-impl fmt::Debug for LongStr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(std::str::from_utf8(self.as_bytes()).unwrap_or("?"))
-    }
-}
-
 /// ll2string: `value` in decimal, e.g. for a RESP integer or the text of an
 /// int-encoded string.
 pub fn ll2string(value: i64) -> LongStr {
-    let mut out = ull2string(value.unsigned_abs());
-    if value < 0 {
-        out.start -= 1;
-        out.buf[out.start as usize] = b'-';
-    }
-    out
+    LongStr::from_i64(value)
 }
 
-/// ull2string: written from the last digit backwards, two at a time.
-pub fn ull2string(mut value: u64) -> LongStr {
-    let mut out = LongStr {
-        buf: [0; LONG_STR_SIZE - 1],
-        start: (LONG_STR_SIZE - 1) as u8,
-    };
-    let mut pos = out.buf.len();
-    while value >= 100 {
-        let pair = (value % 100) as usize * 2;
-        value /= 100;
-        out.buf[pos - 2..pos].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        pos -= 2;
-    }
-    if value < 10 {
-        out.buf[pos - 1] = b'0' + value as u8;
-        pos -= 1;
-    } else {
-        let pair = value as usize * 2;
-        out.buf[pos - 2..pos].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        pos -= 2;
-    }
-    out.start = pos as u8;
-    out
+/// ull2string into a LongStr.
+pub fn ull2string(value: u64) -> LongStr {
+    LongStr::from_u64(value)
 }
 
 // ---------------------------------------------------------------- doubles
@@ -676,35 +574,6 @@ mod tests {
         let start = std::time::Instant::now();
         assert!(!m(&pattern, &string));
         assert!(start.elapsed() < std::time::Duration::from_secs(1));
-    }
-
-    #[test]
-    fn string2ll_accepts_strict_decimal_only() {
-        assert_eq!(string2ll(b"0"), Some(0));
-        assert_eq!(string2ll(b"123"), Some(123));
-        assert_eq!(string2ll(b"-123"), Some(-123));
-        assert_eq!(string2ll(b"9223372036854775807"), Some(i64::MAX));
-        assert_eq!(string2ll(b"-9223372036854775808"), Some(i64::MIN));
-        for bad in [
-            &b""[..],
-            b"-",
-            b"-0",
-            b"+1",
-            b"01",
-            b"00",
-            b" 1",
-            b"1 ",
-            b"1a",
-            b"1.0",
-            b"9223372036854775808",
-            b"-9223372036854775809",
-            b"18446744073709551616",
-            b"000000000000000000001",
-            b"99999999999999999999",
-        ] {
-            assert_eq!(string2ll(bad), None, "{:?}", String::from_utf8_lossy(bad));
-        }
-        assert_eq!(string2l(b"42"), Some(42));
     }
 
     #[test]

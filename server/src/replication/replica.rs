@@ -93,9 +93,6 @@ pub struct ReplicaSide {
     /// A command from the master is running (server.current_client ==
     /// server.master): keys are not expired for it.
     pub executing_master: bool,
-    /// Errors this replica replied to its master (INFO
-    /// unexpected_error_replies).
-    pub stat_unexpected_error_replies: u64,
     /// Keys that clients of a writable replica gave a TTL, with a bit per
     /// db (slaveKeysWithExpire).
     pub slave_keys_with_expire: std::collections::HashMap<Vec<u8>, u64>,
@@ -200,7 +197,7 @@ pub fn replicaof_command(srv: &mut Server, c: &mut Client) {
     if c.arg(1).eq_ignore_ascii_case(b"no") && c.arg(2).eq_ignore_ascii_case(b"one") {
         if srv.repl.masterhost.is_some() {
             replication_unset_master(srv);
-            let info = client_info_for_log(srv, c);
+            let info = client_info_for_log(c);
             server_log(
                 LogLevel::Notice,
                 &format!("MASTER MODE enabled (user request from '{info}')"),
@@ -233,7 +230,7 @@ pub fn replicaof_command(srv: &mut Server, c: &mut Client) {
         return c.add_reply_status(b"OK Already connected to specified master");
     }
     replication_set_master(srv, &host, port as u16);
-    let info = client_info_for_log(srv, c);
+    let info = client_info_for_log(c);
     server_log(
         LogLevel::Notice,
         &format!("REPLICAOF {host}:{port} enabled (user request from '{info}')"),
@@ -242,9 +239,8 @@ pub fn replicaof_command(srv: &mut Server, c: &mut Client) {
 }
 
 /// catClientInfoString of the client running REPLICAOF.
-fn client_info_for_log(srv: &Server, c: &Client) -> String {
-    let cmd = networking::current_command_name(srv, c);
-    String::from_utf8_lossy(&networking::client_info_string(c, &cmd)).into_owned()
+fn client_info_for_log(c: &Client) -> String {
+    String::from_utf8_lossy(&networking::client_info_string(c)).into_owned()
 }
 
 /// replicationSetMaster: follow host:port from now on.
@@ -1292,7 +1288,7 @@ pub fn process_master_command(srv: &mut Server, c: &mut Client) {
         server::process_command(srv, c);
         srv.repl.replica.executing_master = false;
         if c.reply.get(mark) == Some(&b'-') {
-            log_error_to_master(srv, c, mark);
+            show_latest_backlog(srv);
         }
         // A master gets no replies (prepareClientToWrite).
         c.reply.truncate(mark);
@@ -1335,39 +1331,22 @@ fn replication_feed_stream_from_master_stream(srv: &mut Server, buf: &[u8], end_
     }
 }
 
-/// afterErrorReply for the master client: the error never reaches the
-/// master, but a replica that fails a command of the stream may have
-/// diverged, so it says so, with the end of the backlog (showLatestBacklog).
-fn log_error_to_master(srv: &mut Server, c: &Client, mark: usize) {
-    let reply = &c.reply[mark + 1..];
-    let end = reply
-        .iter()
-        .position(|&b| b == b'\r' || b == b'\n')
-        .unwrap_or(reply.len())
-        .min(4096);
-    let cmdname = match srv.commands.lookup_argv(&c.argv) {
-        Ok(Some(id)) => srv.commands.get(id).fullname,
-        _ => "<unknown>",
+/// showLatestBacklog: after server.rs note_errors logged `== CRITICAL ==`
+/// for an error replied to the master (it never reaches the master; the
+/// replica may have diverged), the end of the backlog, for debugging.
+fn show_latest_backlog(srv: &Server) {
+    let Some(b) = srv.repl.backlog.as_ref().filter(|b| b.histlen > 0) else {
+        return;
     };
+    let from = b.offset + b.histlen as i64 - (b.histlen.min(256)) as i64;
+    let tail = b.copy_from(from).unwrap_or_default();
+    let mut dump = bytes::BytesMut::new();
+    crate::monitor::cat_repr(&mut dump, &tail);
+    // sdscatrepr's quoted form, inside the log line's own quotes.
     server_log(
         LogLevel::Warning,
-        &format!(
-            "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{cmdname}'",
-            String::from_utf8_lossy(&reply[..end])
-        ),
+        &format!("Latest backlog is: '{}'", String::from_utf8_lossy(&dump)),
     );
-    if let Some(b) = srv.repl.backlog.as_ref().filter(|b| b.histlen > 0) {
-        let from = b.offset + b.histlen as i64 - (b.histlen.min(256)) as i64;
-        let tail = b.copy_from(from).unwrap_or_default();
-        let mut dump = bytes::BytesMut::new();
-        crate::monitor::cat_repr(&mut dump, &tail);
-        // sdscatrepr's quoted form, inside the log line's own quotes.
-        server_log(
-            LogLevel::Warning,
-            &format!("Latest backlog is: '{}'", String::from_utf8_lossy(&dump)),
-        );
-    }
-    srv.repl.replica.stat_unexpected_error_replies += 1;
 }
 
 /// REPLCONF ACK <reploff> into the master's output.
