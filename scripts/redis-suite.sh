@@ -4,6 +4,10 @@
 #   scripts/redis-suite.sh unit/type/list                 # spawn mode: redis-lite stands in as src/redis-server
 #   scripts/redis-suite.sh --external unit/type/list      # external mode: one redis-lite on a free port
 #   REDIS_BIN=/usr/bin/redis-server scripts/redis-suite.sh unit/dump   # the same units against real Redis
+#   scripts/redis-suite.sh --lite-replica integration/replication-4  # mixed pairs: every 2nd server spawned is
+#                                                       # redis-lite, the others real redis-server (the
+#                                                       # outer start_server = real master, inner = lite
+#                                                       # replica); --lite-outer swaps the roles
 #
 # The suite itself is Debian's source package of redis 7.0.15 (`apt-get source redis`,
 # which needs a deb-src line); it is fetched into $REDIS_SRC_CACHE (default
@@ -29,11 +33,14 @@ fi
 command -v tclsh >/dev/null || { echo "tclsh is needed (apt-get install -y tcl)" >&2; exit 2; }
 
 external=0
+mixed=
 units=()
 extra=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --external) external=1 ;;
+        --lite-replica) mixed=1 ;;
+        --lite-outer) mixed=0 ;;
         unit/*|integration/*) units+=(--single "$1") ;;
         *) extra+=("$1") ;;
     esac
@@ -48,7 +55,20 @@ work=$(mktemp -d /tmp/redis-suite.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cp -r "$src/tests" "$src/runtest" "$work/"
 mkdir -p "$work/src"
-ln -s "$bin" "$work/src/redis-server"
+if [ -n "$mixed" ]; then
+    # Alternate binaries by spawn order: lite on spawns with parity $mixed.
+    real=$(command -v redis-server)
+    cat >"$work/mixed-server" <<EOS
+#!/bin/bash
+for a in "\$@"; do case "\$a" in --version|-v) exec "$real" "\$@";; esac; done
+n=\$(cat "$work/mixed.count" 2>/dev/null || echo 0); echo \$((n+1)) >"$work/mixed.count"
+if [ \$((n % 2)) -eq $mixed ]; then exec "$bin" "\$@"; else exec "$real" "\$@"; fi
+EOS
+    chmod +x "$work/mixed-server"
+    ln -s "$work/mixed-server" "$work/src/redis-server"
+else
+    ln -s "$bin" "$work/src/redis-server"
+fi
 for t in redis-cli redis-benchmark redis-check-aof redis-check-rdb; do
     p=$(command -v $t || true)
     [ -n "$p" ] && ln -s "$p" "$work/src/$t"

@@ -848,6 +848,28 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
     cmd("info", info::info_command, -1, LD | ST, NOKEYS),
     cmd("time", server::time_command, 1, LD | ST | F, NOKEYS),
     cmd("lastsave", server::lastsave_command, 1, LD | ST | F, NOKEYS),
+    // ---- replication (replication/) ----
+    cmd(
+        "replicaof",
+        crate::replication::replica::replicaof_command,
+        3,
+        A | NS | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "slaveof",
+        crate::replication::replica::replicaof_command,
+        3,
+        A | NS | ST | CMD_NO_ASYNC_LOADING,
+        NOKEYS,
+    ),
+    cmd(
+        "role",
+        crate::replication::role_command,
+        1,
+        NS | LD | ST | F,
+        NOKEYS,
+    ),
     cmd(
         "save",
         crate::rdb::save_command,
@@ -889,13 +911,6 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         crate::replication::master::wait_command,
         3,
         NS,
-        NOKEYS,
-    ),
-    cmd(
-        "role",
-        crate::replication::master::role_command,
-        1,
-        NS | LD | ST | F,
         NOKEYS,
     ),
     cmd(

@@ -5272,6 +5272,34 @@ pub static COMMAND_META: &[CommandMeta] = &[
         },
     },
     CommandMeta {
+        fullname: "replicaof",
+        acl_categories: &["@admin", "@slow", "@dangerous"],
+        tips: &[],
+        key_specs: &[],
+        docs: CommandDocs {
+            summary: "Make the server a replica of another instance, or promote it as master.",
+            since: "5.0.0",
+            group: "server",
+            complexity: Some("O(1)"),
+            doc_flags: &[],
+            deprecated_since: None,
+            replaced_by: None,
+            history: &[],
+            arguments: &[
+                CommandArg { name: "args", kind: "oneof", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[
+                    CommandArg { name: "host-port", kind: "block", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[
+                        CommandArg { name: "host", kind: "string", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                        CommandArg { name: "port", kind: "integer", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    ] },
+                    CommandArg { name: "no-one", kind: "block", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[
+                        CommandArg { name: "no", kind: "pure-token", key_spec_index: -1, token: Some("NO"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                        CommandArg { name: "one", kind: "pure-token", key_spec_index: -1, token: Some("ONE"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    ] },
+                ] },
+            ],
+        },
+    },
+    CommandMeta {
         fullname: "reset",
         acl_categories: &["@fast", "@connection"],
         tips: &[],
@@ -5963,6 +5991,34 @@ pub static COMMAND_META: &[CommandMeta] = &[
             arguments: &[
                 CommandArg { name: "key", kind: "key", key_spec_index: 0, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
                 CommandArg { name: "member", kind: "string", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+            ],
+        },
+    },
+    CommandMeta {
+        fullname: "slaveof",
+        acl_categories: &["@admin", "@slow", "@dangerous"],
+        tips: &[],
+        key_specs: &[],
+        docs: CommandDocs {
+            summary: "Make the server a replica of another instance, or promote it as master.",
+            since: "1.0.0",
+            group: "server",
+            complexity: Some("O(1)"),
+            doc_flags: &["deprecated"],
+            deprecated_since: Some("5.0.0"),
+            replaced_by: Some("`REPLICAOF`"),
+            history: &[],
+            arguments: &[
+                CommandArg { name: "args", kind: "oneof", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[
+                    CommandArg { name: "host-port", kind: "block", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[
+                        CommandArg { name: "host", kind: "string", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                        CommandArg { name: "port", kind: "integer", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    ] },
+                    CommandArg { name: "no-one", kind: "block", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[
+                        CommandArg { name: "no", kind: "pure-token", key_spec_index: -1, token: Some("NO"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                        CommandArg { name: "one", kind: "pure-token", key_spec_index: -1, token: Some("ONE"), summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    ] },
+                ] },
             ],
         },
     },

@@ -1573,6 +1573,14 @@ impl Config {
         lookup_config(name.as_bytes()).map(|r| format_value(r.idx, &self.values[r.idx]))
     }
 
+    /// `replicaof` follows REPLICAOF: CONFIG GET and CONFIG REWRITE show
+    /// the master this server replicates now (server.masterhost).
+    pub fn set_replicaof(&mut self, v: Option<(String, i64)>) {
+        if let Some(r) = lookup_config(b"replicaof") {
+            self.values[r.idx] = Value::ReplicaOf(v);
+        }
+    }
+
     /// always-show-logo (read once at start-up, by redis_ascii_art).
     pub fn always_show_logo(&self) -> bool {
         self.b("always-show-logo")

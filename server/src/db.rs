@@ -31,6 +31,12 @@ use crate::server::Server;
 /// expireIfNeeded: delete `key` if its TTL has passed. Returns true when the
 /// key is (now) gone because it had expired.
 pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
+    expire_if_needed_ext(srv, dbid, key, false)
+}
+
+/// expireIfNeeded with its `force_delete_expired` argument (only a replica
+/// looks at it).
+pub fn expire_if_needed_ext(srv: &mut Server, dbid: usize, key: &[u8], force_delete: bool) -> bool {
     // Nothing expires while the AOF replays: later commands in the file
     // saw these keys (keyIsExpired with server.loading).
     if srv.aof.loading {
@@ -40,6 +46,10 @@ pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
     if !srv.dbs[dbid].key_is_expired(key, now) {
         return false;
     }
+    // A replica leaves expiring to its master (replication/replica.rs).
+    if let Some(expired) = crate::replication::replica::replica_expire_verdict(srv, force_delete) {
+        return expired;
+    }
     // While clients are paused the dataset stays as it is: the key reads as
     // missing but is deleted only after the pause.
     if crate::networking::check_client_pause_timeout_and_return_if_paused(srv) {
@@ -47,6 +57,15 @@ pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
     }
     delete_expired_key(srv, dbid, key);
     true
+}
+
+/// setExpire: give `key` a TTL. On a writable replica a client's key is
+/// remembered, as only the replica itself will expire it
+/// (replication/replica.rs expire_slave_keys).
+// redis: db.c setExpire
+pub fn set_expire(srv: &mut Server, dbid: usize, key: &[u8], when_ms: i64) {
+    srv.dbs[dbid].set_expire(key, when_ms);
+    crate::replication::replica::remember_slave_key_with_expire(srv, dbid, key);
 }
 
 /// deleteExpiredKeyAndPropagate: the key expired; remove it and count it.
@@ -103,7 +122,9 @@ pub fn lookup_key<'a>(
     let expired = if flags & LOOKUP_NOEXPIRE != 0 {
         srv.dbs[dbid].key_is_expired(key, srv.cmd_time_snapshot)
     } else {
-        expire_if_needed(srv, dbid, key)
+        // A write on a writable replica deletes the expired key (a read
+        // only hides it): force_delete_expired.
+        expire_if_needed_ext(srv, dbid, key, flags & LOOKUP_WRITE != 0)
     };
     if expired {
         if notify {
@@ -580,11 +601,20 @@ pub fn randomkey_command(srv: &mut Server, c: &mut Client) {
     let dbid = c.db;
     // Draw until the key drawn is not logically expired; an expired one is
     // deleted on the way (so this loop ends: the dict shrinks each time).
+    // On a replica expired keys stay: after 100 of them, return one anyway
+    // (Redis's maxtries for an all-volatile replica).
+    let mut maxtries = 100;
     let key = loop {
         let Some((key, _)) = srv.dbs[dbid].dict.random_entry() else {
             break None;
         };
         let key = key.to_vec();
+        if srv.repl.masterhost.is_some() {
+            maxtries -= 1;
+            if maxtries == 0 {
+                break Some(key);
+            }
+        }
         if srv.dbs[dbid].get_expire(&key).is_some() && expire_if_needed(srv, dbid, &key) {
             continue;
         }
@@ -638,7 +668,7 @@ fn rename_generic_command(srv: &mut Server, c: &mut Client, nx: bool) {
     crate::blocked::signal_deleted_key_as_ready(srv, dbid, &src, &val.value);
     db_add(srv, dbid, &dst, val);
     if let Some(when) = expire {
-        srv.dbs[dbid].set_expire(&dst, when);
+        crate::db::set_expire(srv, dbid, &dst, when);
     }
     signal_modified_key(srv, dbid, &src);
     notify_keyspace_event(srv, NOTIFY_GENERIC, "rename_from", &src, dbid);
@@ -700,7 +730,7 @@ pub fn copy_command(srv: &mut Server, c: &mut Client) {
     }
     db_add(srv, dstid, &dst, newobj);
     if let Some(when) = expire {
-        srv.dbs[dstid].set_expire(&dst, when);
+        crate::db::set_expire(srv, dstid, &dst, when);
     }
     notify_keyspace_event(srv, NOTIFY_GENERIC, "copy_to", &dst, dstid);
     srv.dirty += 1;
@@ -751,7 +781,7 @@ pub fn move_command(srv: &mut Server, c: &mut Client) {
     crate::blocked::signal_deleted_key_as_ready(srv, srcid, &key, &val.value);
     db_add(srv, dstid, &key, val);
     if let Some(when) = expire {
-        srv.dbs[dstid].set_expire(&key, when);
+        crate::db::set_expire(srv, dstid, &key, when);
     }
     signal_modified_key(srv, srcid, &key);
     notify_keyspace_event(srv, NOTIFY_GENERIC, "move_from", &key, srcid);

@@ -123,7 +123,7 @@ pub fn restore_command(srv: &mut Server, c: &mut Client) {
     crate::object::object_set_lru_or_lfu(srv, &mut obj, lfu_freq, lru_idle, lru_clock, 1000);
     db_add(srv, c.db, &key, obj);
     if ttl != 0 {
-        srv.dbs[c.db].set_expire(&key, ttl);
+        crate::db::set_expire(srv, c.db, &key, ttl);
     }
     signal_modified_key(srv, c.db, &key);
     notify_keyspace_event(srv, crate::config::NOTIFY_GENERIC, "restore", &key, c.db);

@@ -138,7 +138,7 @@ fn expire_generic_command(srv: &mut Server, c: &mut Client, basetime: i64, unit:
         );
         "del"
     } else {
-        srv.dbs[dbid].set_expire(&key, when);
+        crate::db::set_expire(srv, dbid, &key, when);
         if !c.arg(0).eq_ignore_ascii_case(b"pexpireat") {
             crate::propagate::rewrite_client_command_argument(
                 c,

@@ -396,11 +396,15 @@ fn stats_section(srv: &Server) -> String {
 
 fn replication_section(srv: &Server) -> String {
     let mut s = String::from("# Replication\r\n");
-    fields!(s,
-        "role" => if srv.repl.masterhost.is_some() { "slave" } else { "master" },
-    );
-    // The replica block (master_host ... replica_announced) goes here:
-    // replica.rs's half.
+    if srv.repl.masterhost.is_some() {
+        // The replica's own lines (replication/replica.rs).
+        s.push_str("role:slave\r\n");
+        s.push_str(&crate::replication::replica::info_replica_fields(srv));
+    } else {
+        fields!(s, "role" => "master");
+    }
+    // connected_slaves, the slaveN lines, the ids, offsets and backlog
+    // (replication/master.rs).
     crate::replication::master::info_replication_master(srv, &mut s);
     s
 }

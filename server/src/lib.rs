@@ -203,6 +203,8 @@ pub fn run(args: &[String]) -> i32 {
     // The AOF when appendonly yes, else the RDB file (aof.rs).
     aof::load_data_from_disk(&mut srv);
     shutdown::set_loading(false);
+    // `replicaof` in the config: cron connects to the master.
+    replication::replica::replication_init_from_config(&mut srv);
     if !srv.listeners.is_empty() {
         server_log(LogLevel::Notice, "Ready to accept connections");
     }

@@ -93,7 +93,7 @@ pub const CLIENT_SLAVE: u32 = 1 << 20;
 pub const CLIENT_MASTER: u32 = 1 << 21;
 /// CLIENT_PRE_PSYNC: a replica that spoke the old SYNC: no +FULLRESYNC,
 /// no offsets, no ACKs (so no repl-timeout either).
-pub const CLIENT_PRE_PSYNC: u32 = 1 << 26;
+pub const CLIENT_PRE_PSYNC: u32 = 1 << 22;
 
 /// Whose connection this is, as CLIENT KILL TYPE / CLIENT LIST see it.
 pub struct Client {
@@ -538,6 +538,9 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
             return;
         }
         Ok(n) => {
+            if c.has_flag(CLIENT_MASTER) {
+                c.repl.read_reploff += n as i64;
+            }
             c.net_input_bytes += n as u64;
             srv.stats.net_input_bytes += n as u64;
             if n == readlen {
@@ -568,7 +571,8 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
         .parser
         .pending_bulk_len()
         .is_some_and(|b| b >= PROTO_MBULK_BIG_ARG && b as u64 > limit);
-    if c.querybuf.len() as u64 > limit || big_bulk {
+    // The master's stream is never cut.
+    if (c.querybuf.len() as u64 > limit || big_bulk) && !c.has_flag(CLIENT_MASTER) {
         // The client's CLIENT LIST line and the first 64 bytes, quoted as
         // sdscatrepr quotes them.
         let info = client_info_string(c);
@@ -661,7 +665,12 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                     continue; // empty request: Redis ignores it, no reply
                 }
                 c.argv = argv;
-                process_command_maybe_silenced(srv, c);
+                if c.has_flag(CLIENT_MASTER) {
+                    // The replication stream (replication/replica.rs).
+                    crate::replication::replica::process_master_command(srv, c);
+                } else {
+                    process_command_maybe_silenced(srv, c);
+                }
                 // checkClientOutputBufferLimits' cap for clients that still
                 // have to AUTH: Redis counts only the reply list, whose first
                 // block alone is over its 1024 bytes, so such a client may
@@ -1492,6 +1501,9 @@ pub enum ClientType {
 }
 
 pub fn client_type(c: &Client) -> ClientType {
+    if c.has_flag(CLIENT_MASTER) {
+        return ClientType::Master;
+    }
     if c.has_flag(CLIENT_SLAVE) && !c.has_flag(CLIENT_MONITOR) {
         return ClientType::Replica;
     }
@@ -1639,6 +1651,9 @@ pub fn client_flags_string(flags: u32) -> String {
     } else if flags & CLIENT_SLAVE != 0 {
         s.push('S');
     }
+    if flags & CLIENT_MASTER != 0 {
+        s.push('M');
+    }
     if flags & CLIENT_PUBSUB != 0 {
         s.push('P');
     }
@@ -1672,6 +1687,45 @@ pub fn client_flags_string(flags: u32) -> String {
 #[cfg(test)]
 mod connection_tests {
     use super::*;
+
+    #[test]
+    fn client_flag_bits_are_all_distinct() {
+        // The flags live next to their features (ldb.rs, the replication
+        // and eviction code): one bit each, or two features share a state.
+        let flags = [
+            CLIENT_CLOSE_AFTER_REPLY,
+            CLIENT_CLOSE_ASAP,
+            CLIENT_MONITOR,
+            CLIENT_PENDING_WRITE,
+            CLIENT_PENDING_READ,
+            CLIENT_WRITE_INTEREST,
+            CLIENT_REPLY_OFF,
+            CLIENT_POSTPONED,
+            CLIENT_BLOCKED,
+            CLIENT_MULTI,
+            CLIENT_DIRTY_CAS,
+            CLIENT_DIRTY_EXEC,
+            CLIENT_DENY_BLOCKING,
+            CLIENT_SCRIPT,
+            CLIENT_PUBSUB,
+            CLIENT_EXECUTING_MULTI,
+            CLIENT_REPLY_SKIP,
+            CLIENT_REPLY_SKIP_NEXT,
+            CLIENT_UNIX_SOCKET,
+            CLIENT_SLAVE,
+            CLIENT_MASTER,
+            CLIENT_PRE_PSYNC,
+            CLIENT_NO_EVICT,
+            crate::ldb::CLIENT_LUA_DEBUG,
+            crate::ldb::CLIENT_LUA_DEBUG_SYNC,
+        ];
+        let mut seen = 0u32;
+        for f in flags {
+            assert_eq!(f.count_ones(), 1);
+            assert_eq!(seen & f, 0, "bit {} used twice", f.trailing_zeros());
+            seen |= f;
+        }
+    }
 
     #[test]
     fn client_flags_string_orders_letters_like_redis() {
@@ -1998,6 +2052,8 @@ fn accept_common_handler(srv: &mut Server, mut c: Box<Client>) {
 /// commands, put it back.
 pub fn handle_client_readable(srv: &mut Server, token: Token) {
     let Some(mut c) = srv.clients.remove(&token) else {
+        // Not a client: maybe the master link during its handshake.
+        crate::replication::replica::handle_link_event(srv, token);
         return;
     };
     c.flags &= !CLIENT_PENDING_READ;
@@ -2010,6 +2066,7 @@ pub fn handle_client_writable(srv: &mut Server, token: Token) {
     // appendfsync always: no reply overtakes its AOF write (AE_BARRIER).
     crate::aof::flush_before_reply(srv);
     let Some(mut c) = srv.clients.remove(&token) else {
+        crate::replication::replica::handle_link_event(srv, token);
         return;
     };
     if let Err(e) = write_to_client(srv, &mut c) {
@@ -2082,6 +2139,10 @@ pub fn free_client(srv: &mut Server, token: Token) {
         crate::replication::master::free_slave(srv, &mut c);
         if let Some(stream) = c.stream.as_mut() {
             let _ = srv.poll.registry().deregister(stream);
+        }
+        // Our master: keep its offset for a PSYNC, and reconnect.
+        if c.has_flag(CLIENT_MASTER) {
+            crate::replication::replica::replication_cache_master(srv, &c);
         }
         // Its token may still sit in clients_pending_write/_read, the
         // close queue or the cron rotation: those lists are not searched

@@ -85,6 +85,9 @@ pub struct RdbState {
     /// The last load (rdb_last_load_keys_*).
     pub last_load_keys_expired: u64,
     pub last_load_keys_loaded: u64,
+    /// The `repl-stream-db` AUX field of the last load (-1: none): the db
+    /// a master's stream continues in after a full sync.
+    pub last_repl_stream_db: i64,
     /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RDB and DUMP checksums are not
     /// checked (Redis's corrupt-dump tests feed mangled payloads this way).
     pub skip_checksum_validation: bool,
@@ -111,6 +114,7 @@ impl Default for RdbState {
             current_save_keys_total: 0,
             last_load_keys_expired: 0,
             last_load_keys_loaded: 0,
+            last_repl_stream_db: -1,
             skip_checksum_validation: false,
         }
     }
@@ -774,13 +778,19 @@ fn rdb_load_rio<R: io::Read>(
     aof_preamble: bool,
 ) -> Result<(), RdbError> {
     r.load_header()?;
+    srv.rdb.last_repl_stream_db = -1;
     let now = mstime();
     let lru_clock = i64::from(lru_clock(srv));
     let mut dbid = 0usize;
     let mut empty_keys_skipped = 0u64;
     loop {
         match r.next_entry()? {
-            Entry::Aux { key, value } => log_aux_field(srv, &key, &value),
+            Entry::Aux { key, value } => {
+                if key.eq_ignore_ascii_case(b"repl-stream-db") {
+                    srv.rdb.last_repl_stream_db = storage::util::string2ll(&value).unwrap_or(-1);
+                }
+                log_aux_field(srv, &key, &value)
+            }
             Entry::Function(code) => {
                 let code = bytes::Bytes::from(code);
                 let timeout = std::time::Duration::from_millis(500);
@@ -834,7 +844,11 @@ fn rdb_load_rio<R: io::Read>(
                 // A master drops keys that expired while the file sat on
                 // disk (not from an AOF base: the commands after it may
                 // still read them, as they did when they were logged).
-                if !aof_preamble && meta.expire_ms.is_some_and(|t| t < now) {
+                // A replica keeps them: its master sends the DELs.
+                if !aof_preamble
+                    && srv.repl.masterhost.is_none()
+                    && meta.expire_ms.is_some_and(|t| t < now)
+                {
                     srv.rdb.last_load_keys_expired += 1;
                     continue;
                 }

@@ -415,6 +415,14 @@ pub fn script_call<'a>(
             "Write commands are not allowed from read-only scripts.",
         );
     }
+    // scriptVerifyWriteCommandAllow: a read-only replica runs its master's
+    // scripts only (replication/replica.rs).
+    if crate::replication::replica::replica_denies_script_write(srv, flags) {
+        srv.stats.total_error_replies += 1;
+        *srv.stats.errors.entry("READONLY".to_string()).or_insert(0) += 1;
+        srv.commands.get_mut(id).stats.rejected_calls += 1;
+        return Err(format!("-{}", crate::replication::replica::READONLY_ERR));
+    }
     // ... and, for a write before the script's first one, not enough good
     // replicas (min-replicas-to-write): NOREPLICAS, as for a client.
     if flags & CMD_WRITE != 0

@@ -646,6 +646,18 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
+    // A read-only replica takes writes only from its master
+    // (replication/replica.rs).
+    if crate::replication::replica::replica_denies_write(srv, c, get_command_flags(srv, c, id)) {
+        reject_command(
+            srv,
+            c,
+            Some(id),
+            crate::replication::replica::READONLY_ERR.as_bytes(),
+        );
+        return;
+    }
+
     // RESP2 subscribed mode: the connection only carries pub/sub traffic,
     // so only (un)subscribing, PING, QUIT and RESET may run (RESP3 has push
     // frames and no such limit).
@@ -655,6 +667,18 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     {
         let msg = crate::pubsub::resp2_pubsub_context_error(srv.commands.get(id).fullname);
         reject_command(srv, c, Some(id), msg.as_bytes());
+        return;
+    }
+
+    // replica-serve-stale-data no: while the link with the master is down
+    // only `stale` commands run.
+    if crate::replication::replica::replica_denies_stale(srv, get_command_flags(srv, c, id)) {
+        reject_command(
+            srv,
+            c,
+            Some(id),
+            crate::replication::replica::MASTERDOWN_ERR.as_bytes(),
+        );
         return;
     }
 
@@ -682,9 +706,11 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
-    // CLIENT PAUSE: park the client until the pause ends (replicas are
-    // exempt: their ACKs must get through).
-    if !c.has_flag(networking::CLIENT_SLAVE)
+    // CLIENT PAUSE: park the client until the pause ends. Replicas are
+    // exempt (their ACKs must get through); our master's stream is not
+    // held back either (Redis 7.0 would postpone it too; its replies and
+    // offsets would then need the blocked-client path).
+    if !c.has_flag(networking::CLIENT_SLAVE | networking::CLIENT_MASTER)
         && networking::check_client_pause_timeout_and_return_if_paused(srv)
         && networking::command_is_paused(srv, get_command_flags(srv, c, id))
     {
@@ -1029,8 +1055,10 @@ pub fn server_cron(srv: &mut Server) {
     crate::rdb::rdb_cron(srv);
     // A scheduled or automatic AOF rewrite, postponed flushes (aof.rs).
     crate::aof::aof_cron(srv);
-    // run_with_period(1000): close MIGRATE connections idle for too long.
+    // run_with_period(1000): replicationCron, the replica half, and close
+    // MIGRATE connections idle for too long.
     if run_with_period(srv, 1000) {
+        crate::replication::replica::replication_cron(srv);
         crate::migrate::migrate_close_timedout_sockets(srv);
     }
     // replicationCron, once a second (the master half: replication/master.rs).
@@ -1187,6 +1215,7 @@ fn clients_cron(srv: &mut Server) {
 /// asked) or subscribed (a subscriber may wait for messages forever).
 // redis: timeout.c clientsCronHandleTimeout
 fn clients_cron_handle_timeout(maxidletime: i64, c: &mut Client, now: Instant) -> bool {
+    // Replicas and our master are never idle-closed (mustObeyClient).
     let never = CLIENT_MONITOR
         | CLIENT_BLOCKED
         | CLIENT_PUBSUB
@@ -1242,11 +1271,16 @@ pub fn run_with_period(srv: &Server, ms: i64) -> bool {
 /// databasesCron: resize hash tables that became too sparse, and spend up to
 /// 1 ms per call on incremental rehashing (activerehashing yes).
 fn databases_cron(srv: &mut Server) {
-    // Expire keys by sampling (the slow cycle, 25% of a cron period).
-    if srv.active_expire_enabled {
+    // Expire keys by sampling (the slow cycle, 25% of a cron period). A
+    // replica waits for its master's DELs.
+    if srv.active_expire_enabled && srv.repl.masterhost.is_none() {
         crate::recorder::timed("slow expire cycle", || {
             crate::expire::active_expire_cycle(srv, CycleType::Slow)
         });
+    }
+    // ... except for keys its own clients wrote (writable replica).
+    if srv.active_expire_enabled && srv.repl.masterhost.is_some() {
+        crate::replication::replica::expire_slave_keys(srv);
     }
 
     // tryResizeHashTables: shrink dicts whose fill fell under 10%.
@@ -1341,7 +1375,7 @@ pub fn before_sleep(srv: &mut Server) {
 
     // The fast expire cycle: at most 1 ms, only when the slow cycle could
     // not keep up (activeExpireCycle(ACTIVE_EXPIRE_CYCLE_FAST)).
-    if srv.active_expire_enabled {
+    if srv.active_expire_enabled && srv.repl.masterhost.is_none() {
         crate::recorder::timed("fast expire cycle", || {
             crate::expire::active_expire_cycle(srv, CycleType::Fast)
         });

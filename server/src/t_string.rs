@@ -275,7 +275,7 @@ fn set_generic_command(
     if let Some(when) = when {
         // An EXAT/PXAT in the past is stored as is; the key disappears at
         // its next lookup, as in Redis 7.0.
-        srv.dbs[dbid].set_expire(&key, when);
+        crate::db::set_expire(srv, dbid, &key, when);
         // Propagated as SET key value PXAT <ms>: the same moment on replay.
         crate::propagate::rewrite_client_command_vector(
             c,
@@ -439,7 +439,7 @@ pub fn getex_command(srv: &mut Server, c: &mut Client) {
             deleted.then_some("del")
         }
         Some(ms) => {
-            srv.dbs[dbid].set_expire(&key, ms);
+            crate::db::set_expire(srv, dbid, &key, ms);
             let argv = vec![
                 Bytes::from_static(b"PEXPIREAT"),
                 key.clone(),

@@ -925,6 +925,18 @@ pub fn free_slave(srv: &mut Server, c: &mut Client) {
     refresh_good_slaves_count(srv, None);
 }
 
+/// disconnectSlaves: close every replica (a replica of ours that got a new
+/// history, or a promotion: they reconnect and PSYNC, and learn the new
+/// replication id). Closed before the next loop pass, as freeClientAsync.
+pub fn disconnect_slaves(srv: &mut Server) {
+    for token in srv.repl.slaves.clone() {
+        if let Some(s) = srv.clients.get_mut(&token) {
+            s.flags |= CLIENT_CLOSE_ASAP;
+            srv.clients_to_close.push(token);
+        }
+    }
+}
+
 // ---------------------------------------------------------------- REPLCONF
 
 /// REPLCONF [listening-port port] [ip-address ip] [capa eof|psync2]
@@ -1314,11 +1326,10 @@ fn replstate_to_string(s: SlaveState) -> &'static str {
     }
 }
 
-/// ROLE
+/// ROLE's master form: ["master", offset, [[ip, port, ack offset]...]]
+/// (mod.rs role_command dispatches; the replica form is replica.rs's).
 // redis: replication.c roleCommand
-pub fn role_command(srv: &mut Server, c: &mut Client) {
-    // The replica form (["slave", host, port, state, offset]) is the
-    // replica side's: replica.rs answers it when srv.repl.masterhost is set.
+pub fn role_master(srv: &mut Server, c: &mut Client) {
     c.add_reply_array_len(3);
     c.add_reply_bulk(b"master");
     c.add_reply_integer(srv.repl.master_repl_offset);

@@ -235,6 +235,8 @@ pub struct ReplicationState {
     pub master: Option<Token>,
     /// When the link went down (unix seconds; 0: never linked).
     pub repl_down_since: i64,
+    /// The link, the cached master and the transfer (replica.rs).
+    pub replica: replica::ReplicaSide,
 }
 
 impl Default for ReplicationState {
@@ -258,7 +260,18 @@ impl Default for ReplicationState {
             repl_state: ReplState::None,
             master: None,
             repl_down_since: 0,
+            replica: Default::default(),
         }
+    }
+}
+
+/// ROLE
+// redis: replication.c roleCommand
+pub fn role_command(srv: &mut crate::server::Server, c: &mut crate::networking::Client) {
+    if srv.repl.masterhost.is_some() {
+        replica::role_replica(srv, c)
+    } else {
+        master::role_master(srv, c)
     }
 }
 
