@@ -273,6 +273,8 @@ pub struct Server {
     /// client and its own messages".
     pub current_clients: Vec<Token>,
     pub pending_self_push: Vec<(Token, crate::pubsub::PendingPush)>,
+    /// Client-side caching: the tracking tables (tracking.rs).
+    pub tracking: crate::tracking::Tracking,
     /// maxmemory eviction state: the eviction pool and friends (evict.rs).
     pub evict: crate::evict::EvictState,
     /// Was the server over maxmemory when the current command started?
@@ -399,6 +401,7 @@ impl Server {
             pubsubshard_channels: HashMap::new(),
             current_clients: Vec::new(),
             pending_self_push: Vec::new(),
+            tracking: Default::default(),
             evict: Default::default(),
             pre_command_oom_state: false,
             rdb: Default::default(),
@@ -537,7 +540,10 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // commands that may grow memory. Not from inside a timed-out script:
     // its writes and the evictions would interleave.
     if srv.config.maxmemory != 0 && !crate::script::script_is_timedout(srv) {
-        let out_of_memory = crate::evict::perform_evictions(srv) == crate::evict::EvictResult::Fail;
+        // Invalidations of evicted keys reach this client before its reply.
+        let out_of_memory =
+            crate::tracking::with_running_client(srv, c, crate::evict::perform_evictions)
+                == crate::evict::EvictResult::Fail;
         // deny-oom (EXEC: a queued deny-oom command; EVAL/FCALL: the
         // script's flags). Queuing in MULTI costs memory too: everything
         // but EXEC/DISCARD/QUIT/RESET is refused.
@@ -564,6 +570,8 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         // arguments may have pushed memory over the limit.
         srv.pre_command_oom_state = out_of_memory;
     }
+    // Keep client-side caching metadata within tracking-table-max-keys.
+    crate::tracking::tracking_limit_used_slots_for(srv, c);
 
     // stop-writes-on-bgsave-error (rdb.rs): while snapshots fail, writes
     // (and PING, so monitoring notices) get MISCONF: the client learns at
@@ -760,6 +768,8 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     // Messages the command publishes to its own client go before its
     // reply (pubsub.rs).
     let pubsub_scope = crate::pubsub::pubsub_call_begin(srv, c);
+    // ... and so do invalidations for it (tracking.rs).
+    let tracking_scope = crate::tracking::tracking_call_begin(srv, c);
     // Propagation (propagate.rs): ops queued outside any command (expiry,
     // evictions) go out on their own first; then this call's own flags,
     // and the dirty counter to tell whether the command wrote.
@@ -793,6 +803,10 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
         let arbitrary = matches!(srv.commands.get(id).fullname, "scan" | "randomkey");
         crate::propagate::propagate_pending_commands(srv, arbitrary);
     }
+    // Client-side caching: remember what a read served to a tracking
+    // client; at the outermost call, the client's own invalidations follow
+    // its reply (trackingRememberKeys, trackingHandlePendingKeyInvalidations).
+    crate::tracking::tracking_call_end(srv, c, id, tracking_scope);
 
     // The arguments as instruments show them (AUTH passwords redacted).
     let argv = match c.original_argv.take() {
@@ -950,6 +964,11 @@ pub fn server_cron(srv: &mut Server) {
 
     crate::recorder::timed("clients cron", || clients_cron(srv));
     databases_cron(srv);
+    // The tracking table limit also applies while idle (after a CONFIG SET
+    // of tracking-table-max-keys, say).
+    if srv.tracking.clients > 0 {
+        crate::tracking::tracking_limit_used_slots(srv);
+    }
     // checkChildrenDone, then the save points (rdb.rs).
     check_children_done(srv);
     // Reap a BGSAVE child, or start one when a save point is due.
@@ -1266,6 +1285,8 @@ pub fn before_sleep(srv: &mut Server) {
             crate::expire::active_expire_cycle(srv, CycleType::Fast)
         });
     }
+    // BCAST clients get this iteration's modified keys, one batch each.
+    crate::tracking::tracking_broadcast_invalidation_messages(srv);
     networking::free_clients_in_async_free_queue(srv);
     // The AOF is written (and fsynced with `always`) before any reply.
     crate::aof::before_sleep(srv);
