@@ -215,6 +215,8 @@ pub struct Server {
     /// The pause ended: the loop resumes the postponed clients.
     pub clients_unpaused: bool,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the active expiry cycle runs.
+    /// DEBUG PAUSE-CRON 1: server_cron does nothing (for tests).
+    pub pause_cron: bool,
     pub active_expire_enabled: bool,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands
     /// (Redis's test suite uses it). Redis: script_disable_deny_script.
@@ -356,6 +358,7 @@ impl Server {
             latency: LatencyMonitor::new(),
             monitors: Vec::new(),
             active_expire_enabled: true,
+            pause_cron: false,
             script_disable_deny_script: false,
             blocking_keys: HashMap::new(),
             ready_keys: std::collections::VecDeque::new(),
@@ -917,6 +920,11 @@ pub fn server_cron(srv: &mut Server) {
                 break;
             }
         }
+    }
+
+    // DEBUG PAUSE-CRON: skip the actual cron work.
+    if srv.pause_cron {
+        return;
     }
 
     // run_with_period(100): instantaneous metrics.
