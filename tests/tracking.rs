@@ -405,6 +405,15 @@ fn tracking_errors_match_redis() {
             &mut log,
             &["CLIENT", "TRACKING", "ON", "REDIRECT", "1", "REDIRECT", "2"],
         );
+        // RESET turns tracking off and forgets the prefixes.
+        run(&mut c, &mut log, &["RESET"]);
+        run(&mut c, &mut log, &["CLIENT", "TRACKINGINFO"]);
+        let info = String::from_utf8_lossy(&c.must(&["INFO", "clients"])).into_owned();
+        log.push(
+            info.lines()
+                .filter(|l| l.starts_with("tracking_clients"))
+                .collect(),
+        );
         log
     });
 }

@@ -1066,6 +1066,27 @@ mod tests {
     }
 
     #[test]
+    fn client_list_flags_put_tracking_letters_where_redis_does() {
+        use crate::networking::{client_flags_string, CLIENT_DIRTY_CAS};
+        let mut c = Client::new_fake(1, Token(1));
+        assert_eq!(
+            client_flags_with_tracking(client_flags_string(c.flags), &c),
+            "N"
+        );
+        c.tracking.flags = TRACKING_ON;
+        assert_eq!(
+            client_flags_with_tracking(client_flags_string(c.flags), &c),
+            "t"
+        );
+        c.flags = CLIENT_PUBSUB | CLIENT_MULTI | CLIENT_DIRTY_CAS;
+        c.tracking.flags = TRACKING_ON | TRACKING_BROKEN_REDIR | TRACKING_BCAST;
+        assert_eq!(
+            client_flags_with_tracking(client_flags_string(c.flags), &c),
+            "PxtRBd"
+        );
+    }
+
+    #[test]
     fn prefixes_overlap_when_one_starts_the_other() {
         assert!(string_check_prefix(b"foo", b"foobar"));
         assert!(string_check_prefix(b"foobar", b"foo"));
