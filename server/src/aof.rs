@@ -2181,6 +2181,7 @@ pub fn debug_loadaof(srv: &mut Server, c: &mut Client) {
         crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
         srv.dbs[dbid].empty();
     }
+    crate::tracking::tracking_invalidate_keys_on_flush(srv);
     srv.functions = crate::function::Functions::new();
     aof_load_manifest_from_disk(srv);
     let _ = aof_del_history_files(srv);

@@ -1247,7 +1247,7 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     ),
     cmd(
         "getredir",
-        networking::client_getredir_command,
+        crate::tracking::client_getredir_command,
         2,
         NS | LD | ST,
         NOKEYS,
@@ -1275,14 +1275,21 @@ static CLIENT_SUBCOMMANDS: &[CommandSpec] = &[
     ),
     cmd(
         "caching",
-        networking::client_caching_command,
+        crate::tracking::client_caching_command,
         3,
         NS | LD | ST,
         NOKEYS,
     ),
     cmd(
+        "tracking",
+        crate::tracking::client_tracking_command,
+        -3,
+        NS | LD | ST,
+        NOKEYS,
+    ),
+    cmd(
         "trackinginfo",
-        networking::client_trackinginfo_command,
+        crate::tracking::client_trackinginfo_command,
         2,
         NS | LD | ST,
         NOKEYS,

@@ -247,10 +247,11 @@ pub fn db_sync_delete(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 }
 
 /// signalModifiedKey: every write to a key passes through here. It makes
-/// the EXEC of clients WATCHing the key fail (client-side caching would
-/// hook in here too).
+/// the EXEC of clients WATCHing the key fail, and tells the clients that
+/// may cache the key (tracking.rs trackingInvalidateKey).
 pub fn signal_modified_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     crate::multi::touch_watched_key(srv, dbid, key);
+    crate::tracking::tracking_invalidate_key(srv, key, true);
 }
 
 /// checkType: the value of the wanted type out of a looked-up object.
@@ -877,6 +878,8 @@ pub fn flushdb_command(srv: &mut Server, c: &mut Client) {
     let Some(lazy) = get_flush_command_flags(srv, c) else {
         return c.add_reply_syntax_error();
     };
+    // signalFlushedDb: tracking clients get the "all keys" null.
+    crate::tracking::tracking_invalidate_keys_on_flush(srv);
     let removed = empty_db(srv, c.db, lazy);
     srv.dirty += removed as u64;
     // Propagated even when the db was already empty.
@@ -893,6 +896,8 @@ pub fn flushall_command(srv: &mut Server, c: &mut Client) {
     let Some(lazy) = get_flush_command_flags(srv, c) else {
         return c.add_reply_syntax_error();
     };
+    // signalFlushedDb(-1): one "all keys" null for tracking clients.
+    crate::tracking::tracking_invalidate_keys_on_flush(srv);
     let mut removed = 0;
     for dbid in 0..srv.dbs.len() {
         removed += empty_db(srv, dbid, lazy);

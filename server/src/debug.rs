@@ -58,6 +58,11 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
             srv.aof.flush_sleep_us = atoi(c.arg(2)).max(0) as u64;
             c.add_reply_ok();
         }
+        (b"pause-cron", 3) => {
+            // atoi(), like the others: serverCron skips its work while set.
+            srv.pause_cron = atoi(c.arg(2)) != 0;
+            c.add_reply_ok();
+        }
         (b"set-active-expire", 3) => {
             // atoi(): "2" enables, "x" disables, as in Redis.
             srv.active_expire_enabled = atoi(c.arg(2)) != 0;

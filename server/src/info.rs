@@ -188,7 +188,7 @@ fn clients_section(srv: &Server) -> String {
         "client_recent_max_input_buffer" => max_in,
         "client_recent_max_output_buffer" => max_out,
         "blocked_clients" => srv.blocked_clients,
-        "tracking_clients" => 0,
+        "tracking_clients" => srv.tracking.clients,
         "clients_in_timeout_table" => srv.clients_timeout_table.len(),
     );
     s
@@ -378,9 +378,9 @@ fn stats_section(srv: &Server) -> String {
         "active_defrag_key_misses" => 0,
         "total_active_defrag_time" => 0,
         "current_active_defrag_time" => 0,
-        "tracking_total_keys" => 0,
-        "tracking_total_items" => 0,
-        "tracking_total_prefixes" => 0,
+        "tracking_total_keys" => crate::tracking::tracking_get_total_keys(srv),
+        "tracking_total_items" => crate::tracking::tracking_get_total_items(srv),
+        "tracking_total_prefixes" => crate::tracking::tracking_get_total_prefixes(srv),
         "unexpected_error_replies" => srv.stats.unexpected_error_replies,
         "total_error_replies" => st.total_error_replies,
         "dump_payload_sanitizations" => srv.stats.dump_payload_sanitizations,

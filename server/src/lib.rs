@@ -58,6 +58,7 @@ pub mod t_set;
 pub mod t_stream;
 pub mod t_string;
 pub mod t_zset;
+pub mod tracking;
 
 use log::{server_log, LogLevel};
 use mio::net::TcpListener;

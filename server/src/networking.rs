@@ -174,6 +174,8 @@ pub struct Client {
     /// Replication: what a master knows of this replica, or the offsets
     /// of our own master's link (replication/).
     pub repl: crate::replication::ClientRepl,
+    /// CLIENT TRACKING state (tracking.rs).
+    pub tracking: crate::tracking::ClientTracking,
 }
 
 /// A client's socket: TCP or the unix socket (Redis's `connection`, with
@@ -307,6 +309,7 @@ impl Client {
             mstate: crate::multi::MultiState::default(),
             watched_keys: Vec::new(),
             repl: Default::default(),
+            tracking: Default::default(),
         }
     }
 
@@ -692,6 +695,7 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                 }
                 c.argv.clear();
                 reset_client_reply_skip(c);
+                crate::tracking::reset_client_caching(c);
             }
             Err(e) => {
                 // setProtocolError: reply, stop executing, close after the
@@ -1004,9 +1008,10 @@ pub fn quit_command(_srv: &mut Server, c: &mut Client) {
 /// RESET
 // redis: networking.c resetCommand -> clearClientConnectionState
 pub fn reset_command(srv: &mut Server, c: &mut Client) {
-    // A transaction in progress and every WATCH are dropped (tracking does
-    // not exist yet). Subscriptions end silently.
+    // A transaction in progress, every WATCH and tracking are dropped.
+    // Subscriptions end silently.
     crate::multi::discard_transaction(srv, c);
+    crate::tracking::disable_tracking(srv, c);
     crate::pubsub::pubsub_unsubscribe_all(srv, c);
     // A monitor goes back to being a normal client.
     if c.has_flag(CLIENT_MONITOR) {
@@ -1366,13 +1371,6 @@ pub fn client_no_evict_command(_srv: &mut Server, c: &mut Client) {
     c.add_reply_ok();
 }
 
-/// CLIENT GETREDIR
-// redis: networking.c clientCommand ("getredir"): -1 = tracking is off,
-// which it always is here (no client-side caching support yet).
-pub fn client_getredir_command(_srv: &mut Server, c: &mut Client) {
-    c.add_reply_integer(-1);
-}
-
 /// CLIENT UNBLOCK client-id [TIMEOUT|ERROR]
 // redis: networking.c clientCommand ("unblock"). Only a client parked by a
 // blocking command (BLPOP, XREAD BLOCK, ...) can be unblocked: 1 when one
@@ -1409,27 +1407,6 @@ pub fn client_unblock_command(srv: &mut Server, c: &mut Client) {
         put_back_client(srv, other);
     }
     c.add_reply_integer(1);
-}
-
-/// CLIENT CACHING YES|NO
-// redis: networking.c clientCommand ("caching"): only legal in tracking
-// mode, which does not exist here yet.
-pub fn client_caching_command(_srv: &mut Server, c: &mut Client) {
-    c.add_reply_error("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled");
-}
-
-/// CLIENT TRACKINGINFO
-// redis: networking.c clientTrackingInfoCommand, for a client whose
-// tracking is off (the only state there is yet).
-pub fn client_trackinginfo_command(_srv: &mut Server, c: &mut Client) {
-    c.add_reply_map_len(3);
-    c.add_reply_bulk(b"flags");
-    c.add_reply_set_len(1);
-    c.add_reply_bulk(b"off");
-    c.add_reply_bulk(b"redirect");
-    c.add_reply_integer(-1);
-    c.add_reply_bulk(b"prefixes");
-    c.add_reply_array_len(0);
 }
 
 /// CLIENT HELP
@@ -1630,13 +1607,14 @@ pub fn client_info_string(cl: &Client) -> Vec<u8> {
             " age={age} idle={idle} flags={} db={} sub={} psub={} ssub={} multi={multi} qbuf={qbuf} \
              qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} rbs={rbs} rbp={rbs} \
              obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} events={events} cmd={cmd} \
-             user={} redir=-1 resp={resp}",
-            client_flags_string(cl.flags),
+             user={} redir={} resp={resp}",
+            crate::tracking::client_flags_with_tracking(client_flags_string(cl.flags), cl),
             cl.db,
             cl.pubsub_channels.len(),
             cl.pubsub_patterns.len(),
             cl.pubsubshard_channels.len(),
-            String::from_utf8_lossy(&cl.user)
+            String::from_utf8_lossy(&cl.user),
+            crate::tracking::client_redir(cl)
         )
         .as_bytes(),
     );
@@ -2137,6 +2115,8 @@ pub fn free_client(srv: &mut Server, token: Token) {
         crate::pubsub::pubsub_unsubscribe_all(srv, &mut c);
         // ... and a replica the list of replicas.
         crate::replication::master::free_slave(srv, &mut c);
+        // ... and its tracking prefixes (tracking.rs disableTracking).
+        crate::tracking::disable_tracking(srv, &mut c);
         if let Some(stream) = c.stream.as_mut() {
             let _ = srv.poll.registry().deregister(stream);
         }

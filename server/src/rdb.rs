@@ -1087,6 +1087,7 @@ pub fn debug_reload(srv: &mut Server, c: &mut Client) {
             crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
             srv.dbs[dbid].empty();
         }
+        crate::tracking::tracking_invalidate_keys_on_flush(srv);
         srv.functions = crate::function::Functions::new();
     }
     let filename = srv.config.dbfilename.clone();

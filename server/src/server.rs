@@ -220,6 +220,8 @@ pub struct Server {
     /// The pause ended: the loop resumes the postponed clients.
     pub clients_unpaused: bool,
     /// DEBUG SET-ACTIVE-EXPIRE: whether the active expiry cycle runs.
+    /// DEBUG PAUSE-CRON 1: server_cron does nothing (for tests).
+    pub pause_cron: bool,
     pub active_expire_enabled: bool,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands
     /// (Redis's test suite uses it). Redis: script_disable_deny_script.
@@ -278,6 +280,8 @@ pub struct Server {
     /// client and its own messages".
     pub current_clients: Vec<Token>,
     pub pending_self_push: Vec<(Token, crate::pubsub::PendingPush)>,
+    /// Client-side caching: the tracking tables (tracking.rs).
+    pub tracking: crate::tracking::Tracking,
     /// maxmemory eviction state: the eviction pool and friends (evict.rs).
     pub evict: crate::evict::EvictState,
     /// Was the server over maxmemory when the current command started?
@@ -362,6 +366,7 @@ impl Server {
             latency: LatencyMonitor::new(),
             monitors: Vec::new(),
             active_expire_enabled: true,
+            pause_cron: false,
             script_disable_deny_script: false,
             blocking_keys: HashMap::new(),
             ready_keys: std::collections::VecDeque::new(),
@@ -407,6 +412,7 @@ impl Server {
             pubsubshard_channels: HashMap::new(),
             current_clients: Vec::new(),
             pending_self_push: Vec::new(),
+            tracking: Default::default(),
             evict: Default::default(),
             pre_command_oom_state: false,
             rdb: Default::default(),
@@ -591,7 +597,10 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // commands that may grow memory. Not from inside a timed-out script:
     // its writes and the evictions would interleave.
     if srv.config.maxmemory != 0 && !crate::script::script_is_timedout(srv) {
-        let out_of_memory = crate::evict::perform_evictions(srv) == crate::evict::EvictResult::Fail;
+        // Invalidations of evicted keys reach this client before its reply.
+        let out_of_memory =
+            crate::tracking::with_running_client(srv, c, crate::evict::perform_evictions)
+                == crate::evict::EvictResult::Fail;
         // deny-oom (EXEC: a queued deny-oom command; EVAL/FCALL: the
         // script's flags). Queuing in MULTI costs memory too: everything
         // but EXEC/DISCARD/QUIT/RESET is refused.
@@ -618,6 +627,8 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         // arguments may have pushed memory over the limit.
         srv.pre_command_oom_state = out_of_memory;
     }
+    // Keep client-side caching metadata within tracking-table-max-keys.
+    crate::tracking::tracking_limit_used_slots_for(srv, c);
 
     // stop-writes-on-bgsave-error (rdb.rs): while snapshots fail, writes
     // (and PING, so monitoring notices) get MISCONF: the client learns at
@@ -852,6 +863,8 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     // Messages the command publishes to its own client go before its
     // reply (pubsub.rs).
     let pubsub_scope = crate::pubsub::pubsub_call_begin(srv, c);
+    // ... and so do invalidations for it (tracking.rs).
+    let tracking_scope = crate::tracking::tracking_call_begin(srv, c);
     // Propagation (propagate.rs): ops queued outside any command (expiry,
     // evictions) go out on their own first; then this call's own flags,
     // and the dirty counter to tell whether the command wrote.
@@ -891,6 +904,10 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     if srv.repl.master_repl_offset != repl_offset_before {
         c.repl.woff = srv.repl.master_repl_offset;
     }
+    // Client-side caching: remember what a read served to a tracking
+    // client; at the outermost call, the client's own invalidations follow
+    // its reply (trackingRememberKeys, trackingHandlePendingKeyInvalidations).
+    crate::tracking::tracking_call_end(srv, c, id, tracking_scope);
 
     // The arguments as instruments show them (AUTH passwords redacted).
     let argv = match c.original_argv.take() {
@@ -1004,6 +1021,11 @@ pub fn server_cron(srv: &mut Server) {
         }
     }
 
+    // DEBUG PAUSE-CRON: skip the actual cron work.
+    if srv.pause_cron {
+        return;
+    }
+
     // run_with_period(100): instantaneous metrics.
     if run_with_period(srv, 100) {
         srv.inst_ops.track(srv.stats.numcommands, now_ms);
@@ -1049,6 +1071,11 @@ pub fn server_cron(srv: &mut Server) {
 
     crate::recorder::timed("clients cron", || clients_cron(srv));
     databases_cron(srv);
+    // The tracking table limit also applies while idle (after a CONFIG SET
+    // of tracking-table-max-keys, say).
+    if srv.tracking.clients > 0 {
+        crate::tracking::tracking_limit_used_slots(srv);
+    }
     // checkChildrenDone, then the save points (rdb.rs).
     check_children_done(srv);
     // Reap a BGSAVE child, or start one when a save point is due.
@@ -1384,6 +1411,8 @@ pub fn before_sleep(srv: &mut Server) {
     // and what their clients sent after them.
     crate::replication::master::before_sleep_master(srv);
     crate::blocked::process_unblocked_clients(srv);
+    // BCAST clients get this iteration's modified keys, one batch each.
+    crate::tracking::tracking_broadcast_invalidation_messages(srv);
     networking::free_clients_in_async_free_queue(srv);
     // The AOF is written (and fsynced with `always`) before any reply.
     crate::aof::before_sleep(srv);
