@@ -690,7 +690,8 @@ impl<V> Dict<V> {
     }
 
     /// dictGetSomeKeys: up to `count` entries from consecutive buckets at a
-    /// random spot: fast, possibly fewer than asked, not uniformly random.
+    /// random spot: fast, possibly fewer than asked, not uniformly random
+    /// (but a long chain is reservoir-sampled to its end).
     /// Redis's eviction samples keys this way.
     pub fn some_entries(&mut self, count: usize) -> Vec<(&Sds, &V)> {
         let mut picks = vec![Position::default(); count.min(self.len())];
@@ -753,22 +754,33 @@ impl<V> Dict<V> {
                     }
                 } else {
                     emptylen = 0;
+                    // Collect the whole chain. Once `count` are stored, go
+                    // on with reservoir sampling to the chain's end, so the
+                    // tail of a long chain can be sampled too (7.0.15).
                     for chain_pos in 0..self.bucket_iter(table, i).count() {
-                        out[stored] = Position {
+                        let here = Position {
                             table,
                             idx: i,
                             chain_pos,
                         };
-                        stored += 1;
-                        if stored == count {
-                            return stored;
+                        if stored < count {
+                            out[stored] = here;
+                        } else {
+                            let r = (rand::random::<u64>() % (stored as u64 + 1)) as usize;
+                            if r < count {
+                                out[r] = here;
+                            }
                         }
+                        stored += 1;
+                    }
+                    if stored >= count {
+                        return count;
                     }
                 }
             }
             i = (i + 1) & maxsizemask;
         }
-        stored
+        stored.min(count)
     }
 
     /// The entry at a sampled position (which must exist).
