@@ -223,3 +223,47 @@ fn client_list_shows_multi_state() {
     assert!(list.contains(" multi=0 "), "{list}");
     assert!(list.contains(" cmd=get "), "{list}");
 }
+
+/// EXEC is judged by its queued commands: on a replica whose link is down
+/// with replica-serve-stale-data no, a transaction queued while the server
+/// was a master is refused at EXEC if any command in it is not `stale`
+/// (EXECABORT ... MASTERDOWN), and runs once the server is a master again.
+/// CONFIG SET appendonly yes inside EXEC only schedules the rewrite.
+#[test]
+fn exec_on_a_stale_replica_and_appendonly_in_exec_like_redis() {
+    let replies = common::run_on_both(|p| {
+        let mut c = p.connect();
+        let mut admin = p.connect();
+        let mut out = Vec::new();
+        c.must(&["CONFIG", "SET", "replica-serve-stale-data", "no"]);
+        c.must(&["SET", "xx", "1"]);
+        for queued in [vec!["GET", "xx"], vec!["PING"]] {
+            c.must(&["MULTI"]);
+            out.push(c.must(&queued));
+            admin.must(&["REPLICAOF", "localhost", "0"]);
+            out.push(c.must(&["EXEC"]));
+            admin.must(&["REPLICAOF", "NO", "ONE"]);
+        }
+        c.must(&["MULTI"]);
+        admin.must(&["REPLICAOF", "localhost", "0"]);
+        out.push(c.must(&["GET", "xx"]));
+        admin.must(&["REPLICAOF", "NO", "ONE"]);
+        out.push(c.must(&["EXEC"]));
+        c.must(&["MULTI"]);
+        c.must(&["SET", "foo", "bar"]);
+        c.must(&["CONFIG", "SET", "appendonly", "yes"]);
+        out.push(c.must(&["EXEC"]));
+        let log = p.log_tail();
+        assert!(
+            log.contains("AOF was enabled during a transaction. An AOF background was scheduled to start when possible."),
+            "{log}"
+        );
+        out
+    });
+    assert!(
+        String::from_utf8_lossy(&replies[1]).contains("EXECABORT")
+            && String::from_utf8_lossy(&replies[1]).contains("MASTERDOWN"),
+        "{:?}",
+        String::from_utf8_lossy(&replies[1])
+    );
+}

@@ -264,6 +264,14 @@ fn sync_streams_what_redis_streams_for_the_same_commands() {
         vec!["DEL", "a", "missing"],
         vec!["GET", "n"],
         vec!["SADD", "s", "m"],
+        // PUBLISH reaches replicas (forceCommandPropagation REPL), alone,
+        // in MULTI and from a script.
+        vec!["PUBLISH", "ch", "hello"],
+        vec!["MULTI"],
+        vec!["PUBLISH", "ch", "in-multi"],
+        vec!["EXEC"],
+        vec!["EVAL", "redis.call('publish','ch','from-lua')", "0"],
+        vec!["SPUBLISH", "sch", "shard"],
     ];
     let Some(real) = RealRedis::start() else {
         return;

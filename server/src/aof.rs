@@ -994,11 +994,7 @@ pub fn stop_append_only(srv: &mut Server) {
 /// rewrite has written its base: until then commands go to a temp incr.
 pub fn start_append_only(srv: &mut Server) -> Result<(), AofError> {
     srv.aof.state = AofStatus::WaitRewrite;
-    let in_exec = srv.current_clients.iter().any(|t| {
-        srv.clients
-            .get(t)
-            .is_some_and(|c| c.has_flag(crate::networking::CLIENT_EXECUTING_MULTI))
-    });
+    let in_exec = srv.in_exec;
     if srv.rdb.has_active_child() {
         srv.aof.rewrite_scheduled = true;
         server_log(LogLevel::Warning, "AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");

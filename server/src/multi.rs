@@ -49,7 +49,11 @@ pub struct MultiCmd {
 #[derive(Default)]
 pub struct MultiState {
     pub commands: Vec<MultiCmd>,
+    /// The union of the queued commands' flags (any of them writes...),
+    /// and of their complements (cmd_inv_flags: any of them is *not*
+    /// `stale`...), which EXEC is judged by.
     pub cmd_flags: u64,
+    pub cmd_inv_flags: u64,
     /// Bytes of all queued arguments (CLIENT LIST multi-mem).
     pub argv_len_sums: usize,
 }
@@ -121,6 +125,7 @@ pub fn queue_multi_command(c: &mut Client, id: CmdId, flags: u64) {
     let argv = std::mem::take(&mut c.argv);
     c.mstate.argv_len_sums += argv.iter().map(|a| a.len()).sum::<usize>();
     c.mstate.cmd_flags |= flags;
+    c.mstate.cmd_inv_flags |= !flags;
     c.mstate.commands.push(MultiCmd { id, argv });
 }
 
@@ -174,6 +179,7 @@ pub fn exec_command(srv: &mut Server, c: &mut Client) {
     // Run the queue. Nothing else runs meanwhile: this is the atomicity.
     let old_flags = c.flags;
     c.flags |= CLIENT_DENY_BLOCKING | CLIENT_EXECUTING_MULTI;
+    srv.in_exec = true;
     unwatch_all_keys(srv, c); // no point watching any more
     let orig_argv = std::mem::take(&mut c.argv);
     let queued = std::mem::take(&mut c.mstate.commands);
@@ -207,6 +213,7 @@ pub fn exec_command(srv: &mut Server, c: &mut Client) {
     }
     c.argv = orig_argv;
     c.flags &= !CLIENT_EXECUTING_MULTI;
+    srv.in_exec = false;
     if old_flags & CLIENT_DENY_BLOCKING == 0 {
         c.flags &= !CLIENT_DENY_BLOCKING;
     }

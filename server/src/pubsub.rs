@@ -570,6 +570,9 @@ pub fn publish_command(srv: &mut Server, c: &mut Client) {
     let (channel, message) = (c.argv[1].clone(), c.argv[2].clone());
     let receivers =
         pubsub_publish_message_internal(srv, Some(c), &channel, &message, PubsubType::Global);
+    // Replicas get the message too (their subscribers hear it); the AOF
+    // does not, since it changes no data.
+    crate::propagate::force_command_propagation(srv, crate::propagate::PROPAGATE_REPL);
     c.add_reply_integer(receivers as i64);
 }
 
@@ -579,6 +582,7 @@ pub fn spublish_command(srv: &mut Server, c: &mut Client) {
     let (channel, message) = (c.argv[1].clone(), c.argv[2].clone());
     let receivers =
         pubsub_publish_message_internal(srv, Some(c), &channel, &message, PubsubType::Shard);
+    crate::propagate::force_command_propagation(srv, crate::propagate::PROPAGATE_REPL);
     c.add_reply_integer(receivers as i64);
 }
 

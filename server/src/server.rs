@@ -21,7 +21,7 @@ use storage::expire::{CycleType, ExpireCycleState};
 
 use crate::commands::{
     CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_MAY_REPLICATE, CMD_NO_AUTH, CMD_NO_MULTI,
-    CMD_PROTECTED, CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG, CMD_WRITE,
+    CMD_PROTECTED, CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG, CMD_STALE, CMD_WRITE,
 };
 use crate::config::{Config, ProtectedAction};
 use crate::latency::LatencyMonitor;
@@ -204,6 +204,9 @@ pub struct Server {
     /// A served blocked client's command is running again (call() does
     /// not feed it to MONITOR a second time).
     pub reprocessing_command: bool,
+    /// server.in_exec: EXEC is running its queue (CONFIG SET appendonly
+    /// then only schedules the rewrite).
+    pub in_exec: bool,
     /// WATCHed keys: key -> its watchers as (db, client) (Redis's per-db
     /// db->watched_keys; keyed by the key alone so a write looks it up
     /// without allocating), and touches of the running client's own
@@ -374,6 +377,7 @@ impl Server {
             clients_timeout_table: std::collections::BTreeMap::new(),
             clients_cron_queue: std::collections::VecDeque::new(),
             reprocessing_command: false,
+            in_exec: false,
             watched_keys: HashMap::new(),
             pending_touches: Vec::new(),
             unblocked_clients: Vec::new(),
@@ -683,7 +687,12 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
 
     // replica-serve-stale-data no: while the link with the master is down
     // only `stale` commands run.
-    if crate::replication::replica::replica_denies_stale(srv, get_command_flags(srv, c, id)) {
+    // EXEC is judged by its commands: refused if any of them is not stale.
+    let mut stale_flags = get_command_flags(srv, c, id);
+    if srv.commands.get(id).fullname == "exec" && c.mstate.cmd_inv_flags & CMD_STALE != 0 {
+        stale_flags &= !CMD_STALE;
+    }
+    if crate::replication::replica::replica_denies_stale(srv, stale_flags) {
         reject_command(
             srv,
             c,
