@@ -23,6 +23,7 @@ use storage::object::{RObj, Value};
 use storage::t_hash::HashValue;
 use storage::t_set::SetValue;
 use storage::t_zset::ZSetValue;
+use util::atoi;
 
 use crate::db::{db_add, lookup_key_write};
 use crate::networking::Client;
@@ -441,25 +442,6 @@ pub fn sha1(data: &[u8]) -> [u8; 20] {
 }
 
 // ---- small C-compatible parsers ----
-
-/// atoi(): optional spaces and sign, then digits until the first non-digit.
-fn atoi(s: &[u8]) -> i64 {
-    let s = trim_leading_space(s);
-    let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let mut v: i64 = 0;
-    for &b in digits.iter().take_while(|b| b.is_ascii_digit()) {
-        v = v.wrapping_mul(10).wrapping_add(i64::from(b - b'0'));
-    }
-    if neg {
-        v.wrapping_neg()
-    } else {
-        v
-    }
-}
 
 /// strtod(s, NULL): the longest prefix that reads as a float, 0 if none.
 fn strtod_prefix(s: &[u8]) -> f64 {

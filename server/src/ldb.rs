@@ -989,33 +989,9 @@ fn ldb_maxlen(argv: &[Vec<u8>]) {
     });
 }
 
-/// C's atoi: leading blanks, a sign, digits; 0 when there are none.
+/// C's atoi (util.c's one home), narrowed to the `int` it returns.
 fn atoi(s: &[u8]) -> i64 {
-    let mut it = s
-        .iter()
-        .skip_while(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c))
-        .peekable();
-    let neg = match it.peek() {
-        Some(b'-') => {
-            it.next();
-            true
-        }
-        Some(b'+') => {
-            it.next();
-            false
-        }
-        _ => false,
-    };
-    let mut n: i64 = 0;
-    for &b in it {
-        if !b.is_ascii_digit() {
-            break;
-        }
-        n = n.saturating_mul(10).saturating_add(i64::from(b - b'0'));
-    }
-    let n = if neg { -n } else { n };
-    // atoi returns an int.
-    n.clamp(i64::from(i32::MIN), i64::from(i32::MAX))
+    util::atoi(s).clamp(i64::from(i32::MIN), i64::from(i32::MAX))
 }
 
 /// What parsing the debugger's input buffer gave.

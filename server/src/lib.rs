@@ -87,7 +87,7 @@ pub fn run(args: &[String]) -> i32 {
     }
     match args.first().map(String::as_str) {
         Some("--test-memory") => {
-            let mb = args.get(1).map(|a| atoi(a)).unwrap_or(0);
+            let mb = args.get(1).map(|a| util::atoi(a.as_bytes())).unwrap_or(0);
             if args.len() == 2 {
                 memtest::memtest(mb.max(0) as usize, 50);
             }
@@ -224,26 +224,6 @@ pub fn run(args: &[String]) -> i32 {
     }
     ae::ae_main(&mut srv);
     0
-}
-
-/// atoi: leading digits (with a sign), 0 when there are none.
-fn atoi(s: &str) -> i64 {
-    let s = s.trim_start();
-    let (neg, digits) = match s.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, s.strip_prefix('+').unwrap_or(s)),
-    };
-    let n = digits
-        .bytes()
-        .take_while(u8::is_ascii_digit)
-        .fold(0i64, |n, d| {
-            n.saturating_mul(10).saturating_add((d - b'0') as i64)
-        });
-    if neg {
-        -n
-    } else {
-        n
-    }
 }
 
 /// listenToPort: bind every `bind` address. A leading `-` marks an optional

@@ -31,6 +31,7 @@ use std::collections::HashMap;
 use std::io::{self, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
+use util::atoi;
 
 use bytes::Bytes;
 
@@ -84,29 +85,6 @@ impl MigrateSockets {
 
 fn socket_name(host: &[u8], port: &[u8]) -> Vec<u8> {
     [host, b":", port].concat()
-}
-
-/// atoi(): leading blanks, a sign, digits; anything else ends the number
-/// (Redis passes the port argument through atoi).
-fn atoi(s: &[u8]) -> i64 {
-    let s = match s.iter().position(|b| !b.is_ascii_whitespace()) {
-        Some(i) => &s[i..],
-        None => return 0,
-    };
-    let (neg, digits) = match s.first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let mut v: i64 = 0;
-    for &b in digits.iter().take_while(|b| b.is_ascii_digit()) {
-        v = v.saturating_mul(10).saturating_add(i64::from(b - b'0'));
-    }
-    if neg {
-        -v
-    } else {
-        v
-    }
 }
 
 /// connSocketBlockingConnect: a non-blocking connect to the first

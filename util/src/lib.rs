@@ -179,6 +179,32 @@ impl std::fmt::Debug for LongStr {
     }
 }
 
+/// C's atoi(), as Redis uses it for DEBUG arguments, ports and config
+/// numbers: leading blanks (isspace: space, \t \n \v \f \r), an optional
+/// sign, then digits up to the first non-digit; 0 when there are none.
+/// Overflow, undefined in C, wraps here.
+pub fn atoi(s: &[u8]) -> i64 {
+    let start = s
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r'))
+        .unwrap_or(s.len());
+    let s = &s[start..];
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let mut v: i64 = 0;
+    for &b in digits.iter().take_while(|b| b.is_ascii_digit()) {
+        v = v.wrapping_mul(10).wrapping_add(i64::from(b - b'0'));
+    }
+    if neg {
+        v.wrapping_neg()
+    } else {
+        v
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,5 +290,16 @@ mod tests {
             u64::MAX.to_string().as_bytes()
         );
         assert_eq!(format!("{:?}", LongStr::from_i64(-7)), "-7");
+    }
+
+    #[test]
+    fn atoi_reads_like_c() {
+        assert_eq!(atoi(b"42"), 42);
+        assert_eq!(atoi(b"  \t\x0b-17xyz"), -17);
+        assert_eq!(atoi(b"+8"), 8);
+        assert_eq!(atoi(b"abc"), 0);
+        assert_eq!(atoi(b""), 0);
+        assert_eq!(atoi(b"- 5"), 0);
+        assert_eq!(atoi(b"6379 "), 6379);
     }
 }

@@ -261,16 +261,6 @@ pub fn feed_replication_buffer(srv: &mut Server, buf: &[u8]) {
     }
 }
 
-/// RESP-encode one command (how the stream carries it).
-fn encode_command(out: &mut Vec<u8>, argv: &[Bytes]) {
-    out.extend_from_slice(format!("*{}\r\n", argv.len()).as_bytes());
-    for a in argv {
-        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-        out.extend_from_slice(a);
-        out.extend_from_slice(b"\r\n");
-    }
-}
-
 /// replicationFeedSlaves: one command into the stream, after a SELECT
 /// when it runs in another db than the last one sent (slaveseldb).
 /// `dictid` -1 (the cron's PING, GETACK) never selects.
@@ -291,7 +281,8 @@ pub fn replication_feed_slaves(srv: &mut Server, dictid: i64, argv: &[Bytes]) {
         );
         srv.repl.slaveseldb = dictid;
     }
-    encode_command(&mut out, argv);
+    // The stream carries a command exactly as the AOF stores it.
+    crate::aof::cat_append_only_generic_command(&mut out, argv);
     feed_replication_buffer(srv, &out);
 }
 
