@@ -269,3 +269,36 @@ fn monitor_shows_fcall_before_the_commands_it_runs() {
         ]
     );
 }
+
+/// allow-stale functions on a replica whose link is down with
+/// replica-serve-stale-data no: a function without the flag gets
+/// MASTERDOWN, one with it runs, but only `stale` commands inside it (GET
+/// is refused, INFO runs). Same replies as redis-server.
+#[test]
+fn allow_stale_functions_on_a_stale_replica_like_redis() {
+    let replies = common::run_on_both(|p| {
+        let mut c = p.connect();
+        c.must(&[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=test\n\
+             redis.register_function{function_name='f1', callback=function() return 'hello' end, flags={'no-writes'}}\n\
+             redis.register_function{function_name='f2', callback=function() return 'hello' end, flags={'allow-stale', 'no-writes'}}\n\
+             redis.register_function{function_name='f3', callback=function() return redis.call('get', 'x') end, flags={'allow-stale', 'no-writes'}}\n\
+             redis.register_function{function_name='f4', callback=function() return redis.call('dbsize') end, flags={'allow-stale', 'no-writes'}}",
+        ]);
+        c.must(&["CONFIG", "SET", "replica-serve-stale-data", "no"]);
+        c.must(&["REPLICAOF", "127.0.0.1", "1"]);
+        let out: Vec<Vec<u8>> = ["f1", "f2", "f3", "f4"]
+            .iter()
+            .map(|f| c.must(&["FCALL", f, "0"]))
+            .collect();
+        c.must(&["REPLICAOF", "NO", "ONE"]);
+        out
+    });
+    let f3 = String::from_utf8_lossy(&replies[2]).into_owned();
+    assert!(
+        f3.contains("Can not execute the command on a stale replica"),
+        "{f3}"
+    );
+}

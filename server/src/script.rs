@@ -396,6 +396,15 @@ pub fn script_call<'a>(
             "This Redis command is not allowed from script",
         );
     }
+    // scriptVerifyAllowStale: an allow-stale script on a replica whose link
+    // is down (replica-serve-stale-data no) may only run `stale` commands.
+    if crate::replication::replica::replica_denies_stale(srv, flags) {
+        return reject(
+            srv,
+            Some(id),
+            "Can not execute the command on a stale replica",
+        );
+    }
     // scriptVerifyACL: the caller's user must be allowed the command, its
     // keys and channels; a denial is logged with the `lua` context.
     if let Err((why, pos)) = crate::acl::acl_check_all_perm(srv, sc, id) {
