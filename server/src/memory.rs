@@ -268,3 +268,62 @@ pub fn malloc_stats_print() -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This thread's entry in THREADS, by its registration id.
+    fn own_net() -> i64 {
+        let id = REGISTRATION.with(|r| {
+            let reg = r.take();
+            let id = reg.as_ref().map(|g| g.0);
+            r.set(reg);
+            id
+        });
+        let threads = THREADS.lock().unwrap();
+        threads
+            .iter()
+            .find(|t| Some(t.id) == id)
+            .map(|t| t.net())
+            .expect("registered")
+    }
+
+    #[test]
+    fn a_registered_threads_counters_follow_its_mallocs_and_frees() {
+        let id = std::thread::spawn(|| {
+            register_thread();
+            register_thread(); // twice: still one entry
+            let before = own_net();
+            let v = vec![1u8; 1 << 20];
+            let with = own_net();
+            assert!(with - before >= 1 << 20, "{before} -> {with}");
+            drop(v);
+            assert_eq!(own_net(), before, "the free shows at once");
+            let id = REGISTRATION.with(|r| {
+                let reg = r.take();
+                let id = reg.as_ref().map(|g| g.0);
+                r.set(reg);
+                id
+            });
+            let n = THREADS
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|t| Some(t.id) == id)
+                .count();
+            assert_eq!(n, 1);
+            id.unwrap()
+        })
+        .join()
+        .unwrap();
+        // Gone from the list once the thread ended (its total folded in).
+        assert!(!THREADS.lock().unwrap().iter().any(|t| t.id == id));
+    }
+
+    #[test]
+    fn usable_size_is_jemallocs_size_class() {
+        assert_eq!(usable_size_of(16 * 1024 + 40), 20480);
+        assert_eq!(usable_size_of(100_000), 112 * 1024);
+    }
+}
