@@ -373,8 +373,8 @@ fn eviction_notifies_subscribers_and_watchers() {
 }
 
 /// The eviction decision matches redis-server's in a deterministic case:
-/// volatile-ttl, 100 KB values (the same jemalloc size class on both),
-/// a limit 9.5 values above the memory in use, 20 keys written with
+/// volatile-ttl, 100 KB values (the same allocation size class on both),
+/// a limit about 9.5 values above the memory in use, 20 keys written with
 /// growing TTLs. Exact accounting makes both keep the same last keys: a
 /// used_memory that counted jemalloc's thread caches would be off by
 /// about a value's size and keep one key more or fewer.
@@ -390,7 +390,7 @@ fn volatile_ttl_eviction_keeps_the_same_keys_as_redis() {
             c.must(&["SET", &format!("key:{i}"), &value, "EX", "100000"]);
         }
         c.must(&["FLUSHALL"]);
-        let class = 112 * 1024; // jemalloc's size class for 100 KB
+        let class = 100 * 1024; // jemalloc's allocation for a 100 KB value
         limit_to_used_plus(&mut c, 9 * class + class / 2, "volatile-ttl");
         for i in 0..20 {
             let ttl = (1000 + i).to_string();
