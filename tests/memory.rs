@@ -229,3 +229,144 @@ fn memory_purge_gives_dirty_pages_back_after_a_big_flushall() {
         frag(&after)
     );
 }
+
+/// An integer field of INFO memory.
+fn info_memory_field(c: &mut Conn, field: &str) -> i64 {
+    let info = bulk(&c.must(&["INFO", "memory"]));
+    let prefix = format!("{field}:");
+    info.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("no {field} in INFO memory"))
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("{field}: {e}"))
+}
+
+/// How far used_memory may be from its earlier value once everything a
+/// scenario allocated is freed: a few small allocations (stats, INFO's own
+/// reply) may come and go, jemalloc's thread caches (hundreds of KB) may
+/// not count.
+const USED_MEMORY_SLACK: i64 = 16 * 1024;
+
+/// Create a 1 MB value and delete it: used_memory comes back to where it
+/// was, at once, as zmalloc_used_memory does (the value is built with
+/// SETRANGE so no 1 MB query buffer stays behind).
+fn used_memory_drift_after_big_value(p: &Process) -> bool {
+    let mut c = p.connect();
+    // Once, so lazily created structures (dict tables, stats) exist.
+    c.must(&["SETRANGE", "big", "1048575", "x"]);
+    c.must(&["DEL", "big"]);
+    // The first INFO grows the client's reply buffer: not this test's point.
+    info_memory_field(&mut c, "used_memory");
+    let before = info_memory_field(&mut c, "used_memory");
+    c.must(&["SETRANGE", "big", "1048575", "x"]);
+    let with = info_memory_field(&mut c, "used_memory");
+    assert!(
+        with - before >= 1 << 20,
+        "{before} -> {with}: the value shows"
+    );
+    c.must(&["DEL", "big"]);
+    let after = info_memory_field(&mut c, "used_memory");
+    let drift = (after - before).abs();
+    assert!(drift < USED_MEMORY_SLACK, "{}: {before} -> {after}", p.name);
+    drift < USED_MEMORY_SLACK
+}
+
+#[test]
+fn used_memory_returns_to_its_value_after_a_big_value_is_deleted() {
+    assert!(run_on_both(used_memory_drift_after_big_value));
+}
+
+/// A client reads a 1 MB reply and disconnects: once it is gone, the
+/// memory of its output buffer (16 KB blocks, the kind jemalloc caches per
+/// thread) no longer counts.
+fn used_memory_drift_after_big_reply_client(p: &Process) -> bool {
+    let mut c = p.connect();
+    c.must(&["SETRANGE", "big", "1048575", "x"]);
+    let round = |c: &mut Conn| {
+        let mut reader = p.connect();
+        let reply = reader.must(&["GET", "big"]);
+        assert!(reply.len() > 1 << 20);
+        drop(reader);
+        // Wait for the server to notice the close (connected_clients).
+        for _ in 0..500 {
+            let info = bulk(&c.must(&["INFO", "clients"]));
+            if info.contains("connected_clients:1\r\n") {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        panic!("the reader never went away");
+    };
+    round(&mut c); // warm up
+    let before = info_memory_field(&mut c, "used_memory");
+    round(&mut c);
+    let after = info_memory_field(&mut c, "used_memory");
+    let drift = (after - before).abs();
+    assert!(drift < USED_MEMORY_SLACK, "{}: {before} -> {after}", p.name);
+    drift < USED_MEMORY_SLACK
+}
+
+#[test]
+fn used_memory_returns_to_its_value_after_a_big_reply_client_leaves() {
+    assert!(run_on_both(used_memory_drift_after_big_reply_client));
+}
+
+/// Without replication or AOF nothing is exempt from maxmemory, and the
+/// replication fields are 0, as on redis-server.
+#[test]
+fn not_counted_memory_is_zero_without_replicas_or_aof() {
+    let fields = run_on_both(|p: &Process| {
+        let mut c = p.connect();
+        [
+            "mem_not_counted_for_evict",
+            "mem_replication_backlog",
+            "mem_clients_slaves",
+            "mem_total_replication_buffers",
+            "mem_aof_buffer",
+        ]
+        .map(|f| info_memory_field(&mut c, f))
+    });
+    assert_eq!(fields, [0; 5]);
+}
+
+/// With AOF on, the AOF buffer is not counted for eviction; after a write
+/// it is part of mem_not_counted_for_evict (at the next loop pass it is
+/// written and emptied, so only its capacity may remain).
+#[test]
+fn aof_buffer_is_not_counted_for_evict() {
+    let p = Server::start_with(&["--appendonly", "yes", "--appendfsync", "no"]);
+    let mut c = p.connect();
+    c.must(&["SET", "k", "v"]);
+    let not_counted = info_memory_field(&mut c, "mem_not_counted_for_evict");
+    let aof_buffer = info_memory_field(&mut c, "mem_aof_buffer");
+    assert!(not_counted >= aof_buffer, "{not_counted} < {aof_buffer}");
+}
+
+/// A replica connected to a master with a backlog: the master's INFO
+/// reports a replication buffer (the stream it keeps for the replica and
+/// the backlog), counted as backlog (up to repl-backlog-size) and not
+/// subtracted from used_memory while within the backlog size, as Redis
+/// 7.0 does.
+#[test]
+fn replication_buffers_show_in_info_memory() {
+    let master = Server::start();
+    let replica = Server::start();
+    let mut r = replica.connect();
+    r.must(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    let mut m = master.connect();
+    for _ in 0..500 {
+        let info = bulk(&m.must(&["INFO", "replication"]));
+        if info.contains("state=online") {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    m.must(&["SET", "k", "v"]);
+    let total = info_memory_field(&mut m, "mem_total_replication_buffers");
+    let backlog = info_memory_field(&mut m, "mem_replication_backlog");
+    let slaves = info_memory_field(&mut m, "mem_clients_slaves");
+    assert!(total > 0, "the backlog holds the stream");
+    assert_eq!(backlog + slaves, total);
+    assert_eq!(slaves, 0, "within repl-backlog-size it is the backlog's");
+}

@@ -121,12 +121,22 @@ pub struct LazyFree {
 impl LazyFree {
     /// bioInit for the lazy-free worker: start the thread.
     pub fn start() -> std::io::Result<LazyFree> {
+        LazyFree::start_with(|| {})
+    }
+
+    /// `start`, with `on_thread_start` run first on the new thread (the
+    /// server registers the thread's allocation counters there, so that
+    /// used_memory sees what the worker frees).
+    pub fn start_with(on_thread_start: fn()) -> std::io::Result<LazyFree> {
         let (tx, rx) = mpsc::channel::<Job>();
         let counters = Arc::new(Counters::default());
         let worker_counters = Arc::clone(&counters);
         let thread = std::thread::Builder::new()
             .name(BIO_LAZY_FREE_THREAD_NAME.to_string())
-            .spawn(move || bio_process_background_jobs(rx, worker_counters))?;
+            .spawn(move || {
+                on_thread_start();
+                bio_process_background_jobs(rx, worker_counters)
+            })?;
         Ok(LazyFree {
             queue: tx,
             counters,

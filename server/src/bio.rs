@@ -65,6 +65,7 @@ fn spawn(
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
+            crate::memory::register_thread();
             // bioProcessBackgroundJobs: one job at a time, in order.
             for job in rx {
                 match job {

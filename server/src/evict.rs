@@ -24,24 +24,18 @@
 //! minutes, the lower 8 bits a logarithmic access counter (LFU_INIT_VAL for
 //! new keys). `ObjectTouch` updates it on every key lookup (db.rs).
 //!
-//! Memory numbers come from jemalloc (memory.rs), like Redis's
-//! zmalloc_used_memory. One difference: jemalloc keeps freed small blocks
-//! in a per-thread cache that still counts as allocated, and refills it many
-//! blocks at a time, so its count moves in steps of tens of KB. An eviction
-//! loop measuring that would see nothing freed, then far too much. So while
-//! maxmemory is set the main thread runs without that cache
-//! (`exact_accounting`): every malloc and free shows at once, as in Redis.
+//! Memory numbers come from memory.rs's `used_memory`, exact like Redis's
+//! zmalloc_used_memory: the sum of jemalloc's per-thread allocated and
+//! freed counters over every thread, so a free shows at once (blocks
+//! resting in jemalloc's thread caches are not counted, unlike its
+//! `stats.allocated`). Reading it is a lock and a few memory reads, cheap
+//! enough before every command.
 //!
-//! Reading jemalloc's totals costs microseconds (the stats epoch merges
-//! every arena), too much before every command. So `used_memory_estimate`
-//! reads them at most every MEM_BASELINE_REFRESH_MS and adds what the main
-//! thread allocated and freed since (a plain counter read, like Redis's
-//! zmalloc_used_memory). Only an estimate over the limit is checked against
-//! a fresh total before anything is evicted or refused.
+//! Not counted against the limit (`free_memory_get_not_counted_memory`,
+//! Redis 7.0's rules): the replication buffer beyond what the backlog
+//! holds, and the AOF buffer.
 //!
-//! Not here: replication / AOF buffers (`freeMemoryGetNotCountedMemory`
-//! has nothing to subtract), client eviction (maxmemory-clients), and the
-//! DEL propagation of evicted keys.
+//! Not here: client eviction (maxmemory-clients).
 
 use std::time::Instant;
 
@@ -94,18 +88,7 @@ pub struct EvictState {
     /// isEvictionProcRunning: eviction stopped at its time limit and goes
     /// on from the event loop (ae.rs calls `eviction_time_proc`).
     pub time_proc_running: bool,
-    /// jemalloc's thread cache is off for exact accounting (see the top).
-    pub exact_accounting: bool,
-    /// The last exact used memory, when it was read, and the main thread's
-    /// net allocation counter at that moment (`used_memory_estimate`).
-    pub mem_baseline: usize,
-    pub mem_baseline_at: Option<Instant>,
-    pub mem_baseline_thread_net: i64,
 }
-
-/// How old the exact memory reading under `used_memory_estimate` may get:
-/// memory freed by other threads (lazyfree) shows up after at most this.
-pub const MEM_BASELINE_REFRESH_MS: u128 = 100;
 
 // ---- policy flags (MAXMEMORY_FLAG_*) ----
 
@@ -244,36 +227,109 @@ pub fn object_lru_init(srv: &Server) -> u32 {
 
 // ---- the memory state ----
 
-/// freeMemoryGetNotCountedMemory: memory that does not count against
-/// maxmemory (replica output buffers beyond the backlog, the AOF buffer).
-/// redis-lite has neither, so nothing (INFO mem_not_counted_for_evict).
-pub fn free_memory_get_not_counted_memory(_srv: &Server) -> usize {
-    0
+/// PROTO_REPLY_CHUNK_BYTES: Redis 7.0 allocates replication buffer blocks
+/// of at least this many bytes.
+pub const PROTO_REPLY_CHUNK_BYTES: usize = 16 * 1024;
+
+/// sizeof(replBufBlock) (refcount, id, repl_offset, size, used: 40 bytes
+/// on 64-bit) and sizeof(listNode) (3 pointers): what Redis 7.0 adds to
+/// every replication buffer block.
+pub const REPL_BUF_BLOCK_HEADER: usize = 40;
+pub const LIST_NODE_SIZE: usize = 24;
+
+/// CONFIG_REPL_BACKLOG_MIN_SIZE: server.repl_backlog_size is never below it.
+const CONFIG_REPL_BACKLOG_MIN_SIZE: usize = 16 * 1024;
+
+/// server.repl_backlog_size.
+pub fn repl_backlog_size(srv: &Server) -> usize {
+    (srv.config.repl_backlog_size.max(0) as usize).max(CONFIG_REPL_BACKLOG_MIN_SIZE)
 }
 
-/// The exact used memory from jemalloc's totals (microseconds), kept as
-/// the baseline of `used_memory_estimate`.
-fn used_memory_exact(srv: &mut Server) -> usize {
-    let e = &mut srv.evict;
-    e.mem_baseline_thread_net = crate::memory::thread_net_allocated();
-    e.mem_baseline = crate::memory::used_memory();
-    e.mem_baseline_at = Some(Instant::now());
-    e.mem_baseline
+/// Whether `c` is a replica (getClientType == CLIENT_TYPE_SLAVE: a MONITOR
+/// client carries the slave flag too, and is not one).
+pub fn is_replica_client(c: &crate::networking::Client) -> bool {
+    use crate::networking::{CLIENT_MONITOR, CLIENT_SLAVE};
+    c.flags & CLIENT_SLAVE != 0 && c.flags & CLIENT_MONITOR == 0
 }
 
-/// Used memory cheaply: the last exact reading plus what this thread
-/// allocated and freed since (see the top of the file).
-fn used_memory_estimate(srv: &mut Server) -> usize {
-    let fresh = srv
-        .evict
-        .mem_baseline_at
-        .is_some_and(|t| t.elapsed().as_millis() < MEM_BASELINE_REFRESH_MS);
-    if !fresh {
-        return used_memory_exact(srv);
+/// server.repl_buffer_mem as Redis 7.0 would count it for the same stream.
+///
+/// Redis 7.0 keeps the stream once, in a list of blocks the backlog and
+/// every replica point into; repl_buffer_mem is those blocks' memory. Here
+/// the backlog is a circular buffer (replication/mod.rs) and each replica
+/// has its own output buffer, so the same figure is rebuilt from what each
+/// holds: the shared list spans the last `max(backlog history, the largest
+/// replica's unsent bytes)` bytes of the stream, in blocks of
+/// PROTO_REPLY_CHUNK_BYTES plus header (jemalloc rounds that allocation up
+/// to its size class, and Redis fills the rounding too), each also costing
+/// a list node. No backlog: Redis 7.0 has no replication buffer either.
+pub fn repl_buffer_mem(srv: &Server) -> usize {
+    let Some(backlog) = srv.repl.backlog.as_ref() else {
+        return 0;
+    };
+    let replicas_unsent = srv
+        .repl
+        .slaves
+        .iter()
+        .filter_map(|t| srv.clients.get(t))
+        .map(|c| c.reply.len())
+        .max()
+        .unwrap_or(0);
+    let held = backlog.histlen.max(replicas_unsent);
+    if held == 0 {
+        return 0;
     }
-    let e = &srv.evict;
-    let delta = crate::memory::thread_net_allocated() - e.mem_baseline_thread_net;
-    (e.mem_baseline as i64 + delta).max(0) as usize
+    let usable = crate::memory::usable_size_of(PROTO_REPLY_CHUNK_BYTES + REPL_BUF_BLOCK_HEADER);
+    let per_block = usable - REPL_BUF_BLOCK_HEADER;
+    held.div_ceil(per_block) * (usable + LIST_NODE_SIZE)
+}
+
+/// freeMemoryGetNotCountedMemory: memory that does not count against
+/// maxmemory (INFO mem_not_counted_for_evict), by Redis 7.0's rules:
+///
+/// - The replication buffer beyond what the backlog accounts for
+///   (repl-backlog-size plus an estimate of its block headers): that part
+///   is the replicas' and would otherwise make evictions feed more DELs to
+///   the replicas, growing their buffers further.
+/// - The AOF buffer, while AOF is on.
+///
+/// With this server's layout (each replica has its own copy of the stream
+/// in its output buffer, and the backlog is allocated at full size up
+/// front) the allocator holds more than Redis 7.0 would: every replica's
+/// output buffer and the backlog's unfilled part. Those are not counted
+/// either, so that `used_memory - not counted` is what Redis 7.0 would
+/// compare with maxmemory for the same clients and stream.
+pub fn free_memory_get_not_counted_memory(srv: &Server) -> usize {
+    let mut overhead = 0;
+    let repl_buffer_mem = repl_buffer_mem(srv);
+    let backlog_size = repl_backlog_size(srv);
+    if repl_buffer_mem > backlog_size {
+        let extra_approx_size =
+            (backlog_size / PROTO_REPLY_CHUNK_BYTES + 1) * (REPL_BUF_BLOCK_HEADER + LIST_NODE_SIZE);
+        let counted_mem = backlog_size + extra_approx_size;
+        overhead += repl_buffer_mem.saturating_sub(counted_mem);
+    }
+    overhead += layout_excess_over_redis(srv, repl_buffer_mem);
+    if srv.aof.state != crate::aof::AofStatus::Off {
+        overhead += srv.aof.buf.capacity();
+    }
+    overhead
+}
+
+/// What this server's replication layout allocates beyond Redis 7.0's
+/// repl_buffer_mem (see free_memory_get_not_counted_memory): the replicas'
+/// own output buffers plus the backlog's allocation, less the shared
+/// buffer Redis would hold, which used_memory does count.
+fn layout_excess_over_redis(srv: &Server, repl_buffer_mem: usize) -> usize {
+    let backlog = srv.repl.backlog.as_ref().map_or(0, |b| b.buf.capacity());
+    let replicas: usize = srv
+        .repl
+        .slaves
+        .iter()
+        .filter_map(|t| srv.clients.get(t))
+        .map(|c| crate::networking::client_output_memory(c))
+        .sum();
+    (backlog + replicas).saturating_sub(repl_buffer_mem)
 }
 
 /// getMaxmemoryState: Ok when under the limit (or no limit), else Err with
@@ -283,11 +339,7 @@ pub fn get_maxmemory_state(srv: &mut Server) -> Result<(), usize> {
     if maxmemory == 0 {
         return Ok(());
     }
-    // The estimate says under: done. Over: decide on an exact reading.
-    if used_memory_estimate(srv) <= maxmemory {
-        return Ok(());
-    }
-    let mem_reported = used_memory_exact(srv);
+    let mem_reported = crate::memory::used_memory();
     if mem_reported <= maxmemory {
         return Ok(());
     }
@@ -448,15 +500,6 @@ fn pick_random(srv: &mut Server) -> Option<(usize, Box<[u8]>)> {
 
 // ---- performEvictions ----
 
-/// Exact memory accounting on (maxmemory set) or off: jemalloc's thread
-/// cache off or on (see the top of the file).
-fn set_exact_accounting(srv: &mut Server, on: bool) {
-    if srv.evict.exact_accounting != on {
-        crate::memory::set_thread_cache(!on);
-        srv.evict.exact_accounting = on;
-    }
-}
-
 /// Delete one evicted key: lazily with lazyfree-lazy-eviction, then the
 /// bookkeeping of a deletion (stats, WATCH, the `evicted` event).
 fn evict_key(srv: &mut Server, dbid: usize, key: &[u8]) {
@@ -480,8 +523,6 @@ pub fn perform_evictions(srv: &mut Server) -> EvictResult {
     if !is_safe_to_perform_evictions(srv) {
         return EvictResult::Ok;
     }
-    // A maxmemory from the config file: the first call sets this up.
-    set_exact_accounting(srv, srv.config.maxmemory != 0);
     let mem_tofree = match get_maxmemory_state(srv) {
         Ok(()) => return update_metrics(srv, EvictResult::Ok),
         Err(n) => n as i64,
@@ -513,11 +554,12 @@ pub fn perform_evictions(srv: &mut Server) -> EvictResult {
             break;
         };
 
-        // What the delete gave back: this thread's counter is exact and
-        // cheap (a lazy free gives back later, on the lazyfree thread).
-        let before = crate::memory::thread_net_allocated();
+        // What the delete gave back, as Redis measures it: used memory
+        // before minus after (a lazy free gives back later, on the
+        // lazyfree thread).
+        let before = crate::memory::used_memory() as i64;
         evict_key(srv, dbid, &key);
-        mem_freed += before - crate::memory::thread_net_allocated();
+        mem_freed += before - crate::memory::used_memory() as i64;
         keys_freed += 1;
 
         // Every 16 keys: with lazy freeing the memory goes back on another
@@ -603,7 +645,6 @@ pub fn eviction_time_proc(srv: &mut Server) {
 /// updateMaxmemory (CONFIG SET maxmemory): warn when the new limit is below
 /// what is in use, and start evicting at once.
 pub fn update_maxmemory(srv: &mut Server) {
-    set_exact_accounting(srv, srv.config.maxmemory != 0);
     if srv.config.maxmemory == 0 {
         return;
     }

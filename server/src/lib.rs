@@ -71,6 +71,8 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 /// Returns the process exit code when start-up fails.
 // redis: server.c main
 pub fn run(args: &[String]) -> i32 {
+    // used_memory sums the counters of every thread that allocates.
+    memory::register_thread();
     let argv0 = std::env::args()
         .next()
         .unwrap_or_else(|| "redis-lite".into());
@@ -198,7 +200,6 @@ pub fn run(args: &[String]) -> i32 {
     server_log(LogLevel::Warning, "Server initialized");
     server::linux_memory_warnings(&srv);
     // used_memory_startup: what the empty server holds (InitServerLast).
-    memory::thread_cache_flush();
     srv.initial_memory_usage = memory::used_memory();
     shutdown::set_loading(true);
     // The AOF when appendonly yes, else the RDB file (aof.rs).

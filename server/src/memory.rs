@@ -2,52 +2,133 @@
 //! jemalloc): `used_memory` is what the allocator says is allocated, not an
 //! estimate, so MEMORY USAGE and INFO memory tell the truth about encodings.
 
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Mutex;
+
 use tikv_jemalloc_ctl::{epoch, stats};
 
-/// zmalloc_used_memory: bytes currently allocated by the process.
+/// zmalloc_used_memory: the sum of the usable sizes of every live
+/// allocation, exact at every moment like Redis's counter.
+///
+/// jemalloc's `stats.allocated` is not that: it counts blocks resting in
+/// each thread's cache (tcache) as allocated, and moves in steps of tens of
+/// KB as the cache fills and drains. jemalloc also keeps, per thread, the
+/// bytes that thread allocated and freed ("thread.allocated" /
+/// "thread.deallocated", in usable sizes, updated on every malloc and free
+/// at no extra cost). Every thread that allocates registers its two
+/// counters here when it starts (`register_thread`), and folds its net
+/// total into `EXITED_NET` when it ends; the sum over all of them is the
+/// exact live total. Memory one thread allocates and another frees
+/// (lazyfree) shows up as +n on one and -n on the other: the sum is right.
 pub fn used_memory() -> usize {
-    // jemalloc caches its statistics; advancing the epoch refreshes them.
-    let _ = epoch::advance();
-    stats::allocated::read().unwrap_or(0)
-}
-
-/// Bytes this thread allocated minus bytes it freed, since it started
-/// (jemalloc's "thread.allocated" - "thread.deallocated"). Exact per
-/// allocation and a plain memory read, like Redis's zmalloc counter; but
-/// memory freed on another thread (lazyfree) does not show here.
-pub fn thread_net_allocated() -> i64 {
-    use tikv_jemalloc_ctl::thread::{allocatedp, deallocatedp, ThreadLocal};
-    thread_local! {
-        // Pointers to this thread's two counters, looked up once.
-        static COUNTERS: Option<(ThreadLocal<u64>, ThreadLocal<u64>)> =
-            allocatedp::read().ok().zip(deallocatedp::read().ok());
+    let threads = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+    if threads.is_empty() {
+        // Nothing registered (a tool or a test linking this crate).
+        drop(threads);
+        let _ = epoch::advance();
+        return stats::allocated::read().unwrap_or(0);
     }
-    COUNTERS.with(|c| c.map_or(0, |(a, d)| a.get().wrapping_sub(d.get()) as i64))
+    let mut net = EXITED_NET.load(Ordering::Relaxed);
+    for t in threads.iter() {
+        net = net.wrapping_add(t.net());
+    }
+    net.max(0) as usize
 }
 
-/// Turn this thread's jemalloc cache on or off ("thread.tcache.enabled").
-/// Blocks freed into that cache still count as allocated, and refilling it
-/// takes many blocks at once, so with the cache `used_memory` moves in
-/// steps of tens of KB. Redis counts every allocation itself (zmalloc); to
-/// be as exact, evict.rs turns the cache off while maxmemory is set.
-pub fn set_thread_cache(enabled: bool) {
-    // SAFETY: "thread.tcache.enabled" is a bool.
-    let _ = unsafe { tikv_jemalloc_ctl::raw::write(b"thread.tcache.enabled\0", enabled) };
+/// One registered thread's jemalloc counters (pointers into that thread's
+/// jemalloc state, valid until the thread exits, when it unregisters).
+struct ThreadCounters {
+    id: u64,
+    allocated: *const u64,
+    deallocated: *const u64,
 }
 
-/// Give this thread's cached free blocks back to their arenas
-/// ("thread.tcache.flush"): blocks in the cache still count as allocated,
-/// so a measurement meant to be exact (used_memory_startup) flushes first.
-pub fn thread_cache_flush() {
-    // SAFETY: a void mallctl: no old or new value.
-    unsafe {
-        tikv_jemalloc_sys::mallctl(
-            c"thread.tcache.flush".as_ptr(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            std::ptr::null_mut(),
-            0,
-        );
+// SAFETY: the pointers are only read, and only while the owning thread is
+// registered (it unregisters under the same lock before it goes away).
+unsafe impl Send for ThreadCounters {}
+
+impl ThreadCounters {
+    /// allocated - deallocated. Another thread may be updating the counters:
+    /// each is one aligned 64-bit word, so the read sees an old or a new
+    /// value, never a torn one; a read a few frees behind is as good as
+    /// Redis's relaxed atomic load.
+    fn net(&self) -> i64 {
+        // SAFETY: valid while registered (see above).
+        let (a, d) = unsafe {
+            (
+                std::ptr::read_volatile(self.allocated),
+                std::ptr::read_volatile(self.deallocated),
+            )
+        };
+        a.wrapping_sub(d) as i64
+    }
+}
+
+/// The threads whose counters `used_memory` sums.
+static THREADS: Mutex<Vec<ThreadCounters>> = Mutex::new(Vec::new());
+/// The net totals of the threads that exited.
+static EXITED_NET: AtomicI64 = AtomicI64::new(0);
+static NEXT_THREAD_ID: AtomicU64 = AtomicU64::new(1);
+
+/// This thread's registration: dropped when the thread exits (a thread
+/// local's destructor), which folds its total into EXITED_NET.
+struct Registration(u64);
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut threads = THREADS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = threads.iter().position(|t| t.id == self.0) {
+            let t = threads.swap_remove(i);
+            EXITED_NET.fetch_add(t.net(), Ordering::Relaxed);
+        }
+    }
+}
+
+thread_local! {
+    static REGISTRATION: std::cell::Cell<Option<Registration>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Count this thread's allocations in `used_memory`. Every thread that
+/// allocates calls this first (the main thread in `run`, the bio and
+/// lazyfree threads as they start); calling it twice does nothing. The
+/// counters run from the thread's start, so what it allocated before the
+/// call counts too.
+pub fn register_thread() {
+    REGISTRATION.with(|r| {
+        let old = r.take();
+        if old.is_some() {
+            r.set(old);
+            return;
+        }
+        // SAFETY: both names yield a `uint64_t *` into this thread's state.
+        let read = |name: &[u8]| unsafe { tikv_jemalloc_ctl::raw::read::<*const u64>(name) };
+        let (Ok(a), Ok(d)) = (read(b"thread.allocatedp\0"), read(b"thread.deallocatedp\0")) else {
+            return;
+        };
+        let id = NEXT_THREAD_ID.fetch_add(1, Ordering::Relaxed);
+        let counters = ThreadCounters {
+            id,
+            allocated: a,
+            deallocated: d,
+        };
+        THREADS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(counters);
+        r.set(Some(Registration(id)));
+    });
+}
+
+/// The usable size jemalloc gives a request of `size` bytes (nallocx):
+/// its size class.
+pub fn usable_size_of(size: usize) -> usize {
+    // SAFETY: nallocx only computes; flags 0 = default alignment.
+    let n = unsafe { tikv_jemalloc_sys::nallocx(size, 0) };
+    if n == 0 {
+        size
+    } else {
+        n
     }
 }
 
@@ -186,4 +267,64 @@ pub fn malloc_stats_print() -> String {
         );
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This thread's entry in THREADS, by its registration id.
+    fn own_net() -> i64 {
+        let id = REGISTRATION.with(|r| {
+            let reg = r.take();
+            let id = reg.as_ref().map(|g| g.0);
+            r.set(reg);
+            id
+        });
+        let threads = THREADS.lock().unwrap();
+        threads
+            .iter()
+            .find(|t| Some(t.id) == id)
+            .map(|t| t.net())
+            .expect("registered")
+    }
+
+    #[test]
+    fn a_registered_threads_counters_follow_its_mallocs_and_frees() {
+        let id = std::thread::spawn(|| {
+            register_thread();
+            register_thread(); // twice: still one entry
+            let before = own_net();
+            let v = vec![1u8; 1 << 20];
+            let with = own_net();
+            assert!(with - before >= 1 << 20, "{before} -> {with}");
+            drop(v);
+            assert_eq!(own_net(), before, "the free shows at once");
+            let id = REGISTRATION.with(|r| {
+                let reg = r.take();
+                let id = reg.as_ref().map(|g| g.0);
+                r.set(reg);
+                id
+            });
+            let n = THREADS
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|t| Some(t.id) == id)
+                .count();
+            assert_eq!(n, 1);
+            id.unwrap()
+        })
+        .join()
+        .unwrap();
+        // Gone from the list once the thread ended (its total folded in).
+        assert!(!THREADS.lock().unwrap().iter().any(|t| t.id == id));
+    }
+
+    #[test]
+    fn usable_size_is_jemallocs_size_class() {
+        assert_eq!(usable_size_of(16 * 1024 + 40), 20480);
+        let big = usable_size_of(100_000);
+        assert!(big >= 100_000 && big.is_multiple_of(4096), "{big}");
+    }
 }

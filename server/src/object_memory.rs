@@ -16,9 +16,9 @@
 //! them, and for each database the entries and bucket arrays of its two
 //! dicts (`Dict::mem_usage`: our real entry and bucket sizes, where Redis
 //! writes `sizeof(dictEntry)` and `sizeof(dictEntry*)`). What no structure
-//! claims is the dataset: keys and values. Replication, the AOF buffer and
-//! cluster links do not exist yet, so they are 0, as they are on a Redis
-//! without replicas, AOF or cluster.
+//! claims is the dataset: keys and values. The replication buffer and the
+//! AOF buffer count as Redis 7.0 counts them (evict.rs repl_buffer_mem);
+//! cluster links are 0.
 //!
 //! INFO memory reports the same split (used_memory_overhead,
 //! used_memory_startup, used_memory_dataset), from the same function.
@@ -84,20 +84,39 @@ pub struct MemOverhead {
 pub fn get_memory_overhead_data(srv: &Server) -> MemOverhead {
     let (allocated, active, resident) = memory::allocator_info();
     let rss = memory::rss();
-    // jemalloc's allocated is our zmalloc_used_memory (memory.rs).
-    let zmalloc_used = allocated;
+    // zmalloc_used_memory: exact, unlike jemalloc's allocated (memory.rs).
+    let zmalloc_used = memory::used_memory();
     let peak = srv.stat_peak_memory.max(zmalloc_used);
     let ratio = |a: usize, b: usize| a as f32 / b as f32;
     let diff = |a: usize, b: usize| a as i64 - b as i64;
 
     let mut mem_total = srv.initial_memory_usage;
-    // No replication yet: no backlog, no replica buffers.
-    let repl_backlog = 0;
-    let clients_slaves = 0;
-    let clients_normal: usize = srv.clients.values().map(|c| client_memory(c)).sum();
+    // The backlog and the replicas share Redis 7.0's replication buffer:
+    // what exceeds repl-backlog-size (with replicas connected) is theirs.
+    let repl_buffer_mem = crate::evict::repl_buffer_mem(srv);
+    let backlog_size = crate::evict::repl_backlog_size(srv);
+    let (repl_backlog, clients_slaves) =
+        if !srv.repl.slaves.is_empty() && repl_buffer_mem > backlog_size {
+            (backlog_size, repl_buffer_mem - backlog_size)
+        } else {
+            (repl_buffer_mem, 0)
+        };
+    mem_total += repl_backlog + clients_slaves;
+    // Replicas are not normal clients (getClientType).
+    let clients_normal: usize = srv
+        .clients
+        .values()
+        .filter(|c| !crate::evict::is_replica_client(c))
+        .map(|c| client_memory(c))
+        .sum();
     mem_total += clients_normal;
     let cluster_links = 0;
-    let aof_buffer = 0;
+    let aof_buffer = if srv.aof.state != crate::aof::AofStatus::Off {
+        srv.aof.buf.capacity()
+    } else {
+        0
+    };
+    mem_total += aof_buffer;
     let lua_caches = srv.lctx.as_deref().map_or(0, |l| l.scripts_memory());
     mem_total += lua_caches;
     let functions_caches = srv.functions.memory_engine();

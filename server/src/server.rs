@@ -387,7 +387,11 @@ impl Server {
             postponed_clients: Vec::new(),
             clients_unpaused: false,
             expire_state: ExpireCycleState::default(),
-            lazyfree: LazyFree::start()?,
+            lazyfree: {
+                // The thread that builds the server runs it: count it too.
+                crate::memory::register_thread();
+                LazyFree::start_with(crate::memory::register_thread)?
+            },
             inst_ops: InstMetric::default(),
             inst_net_input: InstMetric::default(),
             inst_net_output: InstMetric::default(),
