@@ -1169,7 +1169,7 @@ pub fn before_sleep_master(srv: &mut Server) {
 
 /// refreshGoodSlavesCount: online replicas whose last ACK is at most
 /// min-replicas-max-lag seconds old.
-fn refresh_good_slaves_count(srv: &mut Server, extra: Option<&Client>) {
+pub fn refresh_good_slaves_count(srv: &mut Server, extra: Option<&Client>) {
     let to_write = srv.config.repl_min_slaves_to_write;
     let max_lag = srv.config.repl_min_slaves_max_lag;
     if to_write == 0 || max_lag == 0 {
