@@ -162,7 +162,6 @@ fn workload(c: &mut Conn, tag: &str) {
     c.must(&["HSET", &k("bighash"), "f", &big]);
 }
 
-
 fn lite_master(diskless: bool) -> Process {
     Server::start_with(&[
         "--repl-diskless-sync",
@@ -210,7 +209,10 @@ fn pair(diskless: bool) {
     wait_link_up(&replica);
     let rlog = log_text(&replica);
     if diskless {
-        assert!(rlog.contains("receiving streamed RDB from master with EOF"), "{rlog}");
+        assert!(
+            rlog.contains("receiving streamed RDB from master with EOF"),
+            "{rlog}"
+        );
     } else {
         assert!(rlog.contains("bytes from master to"), "{rlog}");
     }
@@ -360,7 +362,10 @@ fn chain(real_middle: bool, real_sub: bool) {
     });
     let new_id = info_field(&mut mid, "replication", "master_replid");
     assert_ne!(new_id, replid);
-    assert_eq!(info_field(&mut mid, "replication", "master_replid2"), replid);
+    assert_eq!(
+        info_field(&mut mid, "replication", "master_replid2"),
+        replid
+    );
     wait_until("the sub's partial resync with the new master", || {
         stat(&middle, "sync_partial_ok") == before + 1
             && partial_resyncs_logged(&sub) == resyncs + 1
@@ -373,11 +378,16 @@ fn chain(real_middle: bool, real_sub: bool) {
     workload(&mut mid, "new-master");
     wait_digests_equal(&middle, &sub);
     wait_offsets_equal(&middle, &sub);
-    assert_eq!(s.must(&["GET", "new-master:evalstr"]), b"$8\r\nfrom-lua\r\n");
+    assert_eq!(
+        s.must(&["GET", "new-master:evalstr"]),
+        b"$8\r\nfrom-lua\r\n"
+    );
     // The old master's later writes no longer reach them.
     m.must(&["SET", "old-master-only", "1"]);
     mid.must(&["SET", "fence", "1"]);
-    wait_until("the fence on the sub", || s.must(&["EXISTS", "fence"]) == b":1\r\n");
+    wait_until("the fence on the sub", || {
+        s.must(&["EXISTS", "fence"]) == b":1\r\n"
+    });
     assert_eq!(s.must(&["EXISTS", "old-master-only"]), b":0\r\n");
 }
 
@@ -416,4 +426,47 @@ fn restarted_replica_gets_a_full_sync() {
     workload(&mut m, "after-restart");
     wait_digests_equal(&master, &replica);
     wait_offsets_equal(&master, &replica);
+}
+
+/// A replica shut down with a save and started again from its own RDB
+/// continues with a partial resync: the RDB carries repl-id/repl-offset
+/// (rdbPopulateSaveInfo) and the restarted replica makes a cached master
+/// of them (loadDataFromDisk).
+#[test]
+fn replica_restarted_from_its_rdb_continues_with_a_partial_resync() {
+    let master = lite_master(true);
+    let mut m = master.connect();
+    workload(&mut m, "rdb");
+    let dir = common::temp_path("pair-replica-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.to_str().unwrap().to_string();
+    let mut replica = lite_replica_of(&master, &["--dir", &dir]);
+    wait_link_up(&replica);
+    workload(&mut m, "stream");
+    wait_digests_equal(&master, &replica);
+    wait_offsets_equal(&master, &replica);
+    let mut r = replica.connect();
+    let _ = r.send_cmd(&["SHUTDOWN", "SAVE"]);
+    wait_until("the replica exits", || !replica.is_alive());
+    drop(replica);
+    let full = stat(&master, "sync_full");
+    let partial = stat(&master, "sync_partial_ok");
+    workload(&mut m, "while-down");
+    let replica = lite_replica_of(&master, &["--dir", &dir]);
+    wait_link_up(&replica);
+    let log = log_text(&replica);
+    assert!(
+        log.contains("using my own master parameters to synthesize a cached master"),
+        "{log}"
+    );
+    wait_until("the partial resync", || {
+        stat(&master, "sync_partial_ok") == partial + 1
+    });
+    assert_eq!(stat(&master, "sync_full"), full, "no full sync");
+    assert_eq!(partial_resyncs_logged(&replica), 1);
+    wait_digests_equal(&master, &replica);
+    workload(&mut m, "after-restart");
+    wait_digests_equal(&master, &replica);
+    wait_offsets_equal(&master, &replica);
+    let _ = std::fs::remove_dir_all(&dir);
 }
