@@ -2520,6 +2520,10 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
             }
             "maxmemory" => crate::evict::update_maxmemory(srv),
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),
+            // updateGoodSlaves: recount at once, not at the next cron.
+            "min-replicas-to-write" | "min-replicas-max-lag" => {
+                crate::replication::master::refresh_good_slaves_count(srv, None)
+            }
             name if crate::aof::is_aof_config(name) => {
                 crate::aof::aof_apply_config(srv, name).map_err(|why| (idx, why))?
             }

@@ -75,6 +75,14 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
             c.add_reply_ok();
         }
         (b"protocol", 3) => debug_protocol(c),
+        // DEBUG REPLICATE cmd [args...]: straight into the stream, in the
+        // db last selected there (no SELECT), not executed here.
+        (b"replicate", 3..) => {
+            let argv: Vec<_> = (2..argc).map(|i| c.argv[i].clone()).collect();
+            let db = srv.repl.slaveseldb;
+            crate::replication::master::replication_feed_slaves(srv, db, &argv);
+            c.add_reply_ok();
+        }
         (b"digest", 2) => {
             let digest = compute_dataset_digest(srv);
             c.add_reply_status(hex(&digest).as_bytes());

@@ -88,6 +88,11 @@ pub struct RdbState {
     /// The `repl-stream-db` AUX field of the last load (-1: none): the db
     /// a master's stream continues in after a full sync.
     pub last_repl_stream_db: i64,
+    /// repl-id / repl-offset of the last RDB loaded (rdbSaveInfo's
+    /// repl_id / repl_offset; None / -1 when absent): a replica restarted
+    /// from its own RDB continues its master's history from there.
+    pub last_repl_id: Option<String>,
+    pub last_repl_offset: i64,
     /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RDB and DUMP checksums are not
     /// checked (Redis's corrupt-dump tests feed mangled payloads this way).
     pub skip_checksum_validation: bool,
@@ -115,6 +120,8 @@ impl Default for RdbState {
             last_load_keys_expired: 0,
             last_load_keys_loaded: 0,
             last_repl_stream_db: -1,
+            last_repl_id: None,
+            last_repl_offset: -1,
             skip_checksum_validation: false,
         }
     }
@@ -779,6 +786,8 @@ fn rdb_load_rio<R: io::Read>(
 ) -> Result<(), RdbError> {
     r.load_header()?;
     srv.rdb.last_repl_stream_db = -1;
+    srv.rdb.last_repl_id = None;
+    srv.rdb.last_repl_offset = -1;
     let now = mstime();
     let lru_clock = i64::from(lru_clock(srv));
     let mut dbid = 0usize;
@@ -788,6 +797,10 @@ fn rdb_load_rio<R: io::Read>(
             Entry::Aux { key, value } => {
                 if key.eq_ignore_ascii_case(b"repl-stream-db") {
                     srv.rdb.last_repl_stream_db = storage::util::string2ll(&value).unwrap_or(-1);
+                } else if key.eq_ignore_ascii_case(b"repl-id") && value.len() == 40 {
+                    srv.rdb.last_repl_id = Some(String::from_utf8_lossy(&value).into_owned());
+                } else if key.eq_ignore_ascii_case(b"repl-offset") {
+                    srv.rdb.last_repl_offset = storage::util::string2ll(&value).unwrap_or(-1);
                 }
                 log_aux_field(srv, &key, &value)
             }

@@ -1160,7 +1160,7 @@ pub fn before_sleep_master(srv: &mut Server) {
 
 /// refreshGoodSlavesCount: online replicas whose last ACK is at most
 /// min-replicas-max-lag seconds old.
-fn refresh_good_slaves_count(srv: &mut Server, extra: Option<&Client>) {
+pub fn refresh_good_slaves_count(srv: &mut Server, extra: Option<&Client>) {
     let to_write = srv.config.repl_min_slaves_to_write;
     let max_lag = srv.config.repl_min_slaves_max_lag;
     if to_write == 0 || max_lag == 0 {
@@ -1288,18 +1288,29 @@ pub fn replication_cron_master(srv: &mut Server) {
     srv.repl.msrv.cron_loops += 1;
 }
 
-/// rdbPopulateSaveInfo (master half): a master with a backlog writes
-/// repl-stream-db / repl-id / repl-offset into its RDBs, so a replica that
-/// loads one can PSYNC from there. (A replica's own values come from its
-/// master link: replica.rs.)
+/// rdbPopulateSaveInfo: the repl-stream-db / repl-id / repl-offset an
+/// RDB carries, so whoever loads it can PSYNC from there. A master with a
+/// backlog gives the db its stream last selected; a replica the db of its
+/// master client, or of the cached master while the link is down (its
+/// offset only moves with data from the master, so it is valid then too).
 pub fn rdb_populate_save_info(srv: &Server) -> Option<(i64, String, i64)> {
+    let with = |db: i64| Some((db, srv.repl.replid.clone(), srv.repl.master_repl_offset));
     if srv.repl.masterhost.is_none() && srv.repl.backlog.is_some() {
         let db = if srv.repl.slaveseldb == -1 {
             0
         } else {
             srv.repl.slaveseldb
         };
-        return Some((db, srv.repl.replid.clone(), srv.repl.master_repl_offset));
+        return with(db);
+    }
+    if let Some(token) = srv.repl.master {
+        // (Out of the client table while it runs a command: db 0 is as
+        // good, the master's stream starts with a SELECT after a PSYNC.)
+        let db = srv.clients.get(&token).map_or(0, |m| m.db);
+        return with(db as i64);
+    }
+    if let Some(cm) = srv.repl.replica.cached_master.as_ref() {
+        return with(cm.db as i64);
     }
     None
 }

@@ -1,0 +1,472 @@
+//! redis-lite on both ends of replication: a lite master with a lite
+//! replica (full sync diskless and disk, the command stream of every type
+//! with EXPIRE/EVAL/MULTI/two dbs checked with DEBUG DIGEST, partial resync
+//! after the link is killed from either side, WAIT), a chain lite -> lite
+//! -> lite (and a real redis-server in the middle), the middle link killed
+//! and resumed with +CONTINUE, REPLICAOF NO ONE on the middle node with the
+//! sub-replica continuing through replid2, and a restarted replica.
+//!
+//! Every wait polls a condition with a generous bound; nothing asserts how
+//! long anything took.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Conn, Process, RealRedis, Server};
+
+/// How long a condition may take to become true (sync, reconnects).
+const WAIT: Duration = Duration::from_secs(60);
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn bulk(r: &[u8]) -> Vec<u8> {
+    assert_eq!(r[0], b'$', "not a bulk reply: {}", text(r));
+    let nl = r.iter().position(|&b| b == b'\n').unwrap();
+    let n: usize = std::str::from_utf8(&r[1..nl - 1]).unwrap().parse().unwrap();
+    r[nl + 1..nl + 1 + n].to_vec()
+}
+
+fn info(c: &mut Conn, section: &str) -> String {
+    text(&bulk(&c.must(&["INFO", section])))
+}
+
+fn info_field(c: &mut Conn, section: &str, name: &str) -> String {
+    info(c, section)
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("no {name} in INFO {section}"))
+        .to_string()
+}
+
+fn digest(c: &mut Conn) -> String {
+    let r = c.must(&["DEBUG", "DIGEST"]);
+    text(&r[1..r.len() - 2])
+}
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn log_text(p: &Process) -> String {
+    std::fs::read_to_string(&p.log).unwrap_or_default()
+}
+
+fn wait_link_up(replica: &Process) {
+    let mut c = replica.connect();
+    wait_until("master_link_status:up", || {
+        info_field(&mut c, "replication", "master_link_status") == "up"
+    });
+}
+
+/// Poll until both datasets digest the same (the stream is asynchronous).
+fn wait_digests_equal(master: &Process, replica: &Process) {
+    let mut m = master.connect();
+    let mut r = replica.connect();
+    let deadline = Instant::now() + WAIT;
+    let last = loop {
+        let last = (digest(&mut m), digest(&mut r));
+        if last.0 == last.1 {
+            return;
+        }
+        if Instant::now() > deadline {
+            break last;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    panic!(
+        "digests differ: master {} replica {}\n--- replica log ---\n{}",
+        last.0,
+        last.1,
+        replica.log_tail()
+    );
+}
+
+/// A write workload touching every type, expiries (long and already
+/// passing), a script, a transaction, and two databases. `tag` keeps the
+/// keys of successive rounds apart.
+fn workload(c: &mut Conn, tag: &str) {
+    let k = |s: &str| format!("{tag}:{s}");
+    c.must(&["SELECT", "0"]);
+    c.must(&["SET", &k("str"), "hello"]);
+    c.must(&["APPEND", &k("str"), " world"]);
+    c.must(&["INCRBY", &k("n"), "41"]);
+    c.must(&["INCRBYFLOAT", &k("f"), "1.5"]);
+    c.must(&["SETRANGE", &k("str2"), "5", "x"]);
+    c.must(&["SETBIT", &k("bits"), "100", "1"]);
+    c.must(&["PFADD", &k("hll"), "a", "b", "c"]);
+    c.must(&["RPUSH", &k("list"), "a", "b", "c", "d"]);
+    c.must(&["LPOP", &k("list")]);
+    c.must(&["LINSERT", &k("list"), "BEFORE", "c", "bb"]);
+    c.must(&["HSET", &k("hash"), "f1", "v1", "f2", "v2", "f3", "3"]);
+    c.must(&["HINCRBY", &k("hash"), "f3", "4"]);
+    c.must(&["HDEL", &k("hash"), "f1"]);
+    c.must(&["SADD", &k("set"), "x", "y", "z", "1", "2"]);
+    c.must(&["SREM", &k("set"), "y"]);
+    c.must(&["SADD", &k("iset"), "1", "2", "3"]);
+    c.must(&["ZADD", &k("zset"), "1", "a", "2", "b", "3.5", "c"]);
+    c.must(&["ZINCRBY", &k("zset"), "10", "a"]);
+    c.must(&["ZREM", &k("zset"), "b"]);
+    c.must(&["XADD", &k("stream"), "*", "field", "value"]);
+    c.must(&["XADD", &k("stream"), "*", "field", "value2"]);
+    c.must(&["XGROUP", "CREATE", &k("stream"), "g1", "0"]);
+    c.must(&[
+        "XREADGROUP",
+        "GROUP",
+        "g1",
+        "consumer",
+        "COUNT",
+        "1",
+        "STREAMS",
+        &k("stream"),
+        ">",
+    ]);
+    // Expiries: a long one (stays), one that passes at once (the master's
+    // DEL removes it on the replica), EXPIRE turned into PEXPIREAT.
+    c.must(&["SET", &k("ttl"), "v", "EX", "1000"]);
+    c.must(&["SET", &k("short"), "v", "PX", "1"]);
+    c.must(&["SET", &k("exp"), "v"]);
+    c.must(&["EXPIRE", &k("exp"), "500"]);
+    c.must(&["SET", &k("persist"), "v", "EX", "100"]);
+    c.must(&["PERSIST", &k("persist")]);
+    // A script: its effects reach the replica.
+    c.must(&[
+        "EVAL",
+        "redis.call('set', KEYS[1], ARGV[1]); redis.call('rpush', KEYS[2], ARGV[1]); return 1",
+        "2",
+        &k("evalstr"),
+        &k("evallist"),
+        "from-lua",
+    ]);
+    // A transaction.
+    c.must(&["MULTI"]);
+    c.must(&["INCR", &k("multi-n")]);
+    c.must(&["SADD", &k("multi-set"), "m1", "m2"]);
+    c.must(&["DEL", &k("str2")]);
+    c.must(&["EXEC"]);
+    // A second database.
+    c.must(&["SELECT", "9"]);
+    c.must(&["SET", &k("db9"), "nine"]);
+    c.must(&["HSET", &k("db9hash"), "a", "1"]);
+    c.must(&["EXPIRE", &k("db9hash"), "800"]);
+    c.must(&["SELECT", "0"]);
+    // Large values (not listpack/intset encoded).
+    let big = "v".repeat(5000);
+    c.must(&["SET", &k("big"), &big]);
+    c.must(&["HSET", &k("bighash"), "f", &big]);
+}
+
+fn lite_master(diskless: bool) -> Process {
+    Server::start_with(&[
+        "--repl-diskless-sync",
+        if diskless { "yes" } else { "no" },
+        "--repl-diskless-sync-delay",
+        "0",
+    ])
+}
+
+fn lite_replica_of(master: &Process, extra: &[&str]) -> Process {
+    let port = master.port.to_string();
+    let mut args = vec!["--replicaof", "127.0.0.1", &port];
+    args.extend_from_slice(extra);
+    Server::start_with(&args)
+}
+
+fn stat(p: &Process, name: &str) -> u64 {
+    let mut c = p.connect();
+    info_field(&mut c, "stats", name).parse().unwrap()
+}
+
+/// The replica log says it continued with +CONTINUE this many times.
+fn partial_resyncs_logged(replica: &Process) -> usize {
+    log_text(replica)
+        .matches("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
+        .count()
+}
+
+/// Wait until the replica has applied everything the master produced.
+fn wait_offsets_equal(master: &Process, replica: &Process) {
+    let mut m = master.connect();
+    let mut r = replica.connect();
+    wait_until("equal offsets", || {
+        info_field(&mut m, "replication", "master_repl_offset")
+            == info_field(&mut r, "replication", "slave_repl_offset")
+    });
+}
+
+fn pair(diskless: bool) {
+    let master = lite_master(diskless);
+    let mut m = master.connect();
+    // Data before the replica exists goes through the RDB.
+    workload(&mut m, "rdb");
+    let replica = lite_replica_of(&master, &[]);
+    wait_link_up(&replica);
+    let rlog = log_text(&replica);
+    if diskless {
+        assert!(
+            rlog.contains("receiving streamed RDB from master with EOF"),
+            "{rlog}"
+        );
+    } else {
+        assert!(rlog.contains("bytes from master to"), "{rlog}");
+    }
+    assert_eq!(stat(&master, "sync_full"), 1);
+    wait_digests_equal(&master, &replica);
+    let mut r = replica.connect();
+    assert_eq!(
+        r.cmd(&["SET", "k", "v"]).unwrap(),
+        b"-READONLY You can't write against a read only replica.\r\n"
+    );
+
+    // The stream.
+    workload(&mut m, "stream");
+    wait_digests_equal(&master, &replica);
+
+    // Kill the link from the master's side: the replica resumes with +CONTINUE.
+    let before = stat(&master, "sync_partial_ok");
+    m.must(&["CLIENT", "KILL", "TYPE", "replica"]);
+    workload(&mut m, "after-master-kill");
+    wait_until("a partial resync (master side kill)", || {
+        stat(&master, "sync_partial_ok") == before + 1 && partial_resyncs_logged(&replica) == 1
+    });
+    wait_link_up(&replica);
+    wait_digests_equal(&master, &replica);
+
+    // And from the replica's side.
+    r.must(&["CLIENT", "KILL", "TYPE", "master"]);
+    workload(&mut m, "after-replica-kill");
+    wait_until("a partial resync (replica side kill)", || {
+        stat(&master, "sync_partial_ok") == before + 2 && partial_resyncs_logged(&replica) == 2
+    });
+    wait_link_up(&replica);
+    wait_digests_equal(&master, &replica);
+    assert_eq!(stat(&master, "sync_full"), 1, "no second full sync");
+    wait_offsets_equal(&master, &replica);
+    assert_eq!(
+        info_field(&mut m, "replication", "master_replid"),
+        info_field(&mut r, "replication", "master_replid")
+    );
+
+    // Expired keys: the master's DEL took the short-lived key away.
+    assert_eq!(r.must(&["EXISTS", "stream:short"]), b":0\r\n");
+    assert_eq!(r.must(&["GET", "stream:evalstr"]), b"$8\r\nfrom-lua\r\n");
+    assert_eq!(r.must(&["TTL", "stream:ttl"])[0], b':');
+
+    // WAIT: 1 with the replica up, 0 once it is gone.
+    m.must(&["SET", "wait-for-me", "1"]);
+    assert_eq!(m.must(&["WAIT", "1", "1000"]), b":1\r\n");
+    r.shutdown();
+    drop(replica);
+    wait_until("the replica gone from the master", || {
+        info_field(&mut m, "replication", "connected_slaves") == "0"
+    });
+    m.must(&["SET", "wait-for-nobody", "1"]);
+    assert_eq!(m.must(&["WAIT", "1", "1000"]), b":0\r\n");
+}
+
+#[test]
+fn lite_pair_diskless_full_sync_stream_partial_resync_and_wait() {
+    pair(true);
+}
+
+#[test]
+fn lite_pair_disk_full_sync_stream_partial_resync_and_wait() {
+    pair(false);
+}
+
+/// master -> middle -> sub. `real_middle` / `real_sub` put a real
+/// redis-server there (skipped when it is not installed).
+fn chain(real_middle: bool, real_sub: bool) {
+    let master = lite_master(true);
+    let mut m = master.connect();
+    workload(&mut m, "rdb");
+    let mport = master.port.to_string();
+    let middle_args = [
+        "--replicaof",
+        "127.0.0.1",
+        &mport,
+        "--repl-diskless-sync",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "0",
+    ];
+    let middle = if real_middle {
+        match RealRedis::start_with(&middle_args) {
+            Some(p) => p,
+            None => return common::skipped("redis-server not installed"),
+        }
+    } else {
+        Server::start_with(&middle_args)
+    };
+    wait_link_up(&middle);
+    let sub = if real_sub {
+        let port = middle.port.to_string();
+        match RealRedis::start_with(&["--replicaof", "127.0.0.1", &port]) {
+            Some(p) => p,
+            None => return common::skipped("redis-server not installed"),
+        }
+    } else {
+        lite_replica_of(&middle, &[])
+    };
+    wait_link_up(&sub);
+    wait_digests_equal(&master, &middle);
+    wait_digests_equal(&middle, &sub);
+
+    workload(&mut m, "stream");
+    wait_digests_equal(&master, &middle);
+    wait_digests_equal(&master, &sub);
+    wait_offsets_equal(&master, &middle);
+    wait_offsets_equal(&middle, &sub);
+    let mut mid = middle.connect();
+    let mut s = sub.connect();
+    // One history along the chain.
+    let replid = info_field(&mut m, "replication", "master_replid");
+    assert_eq!(info_field(&mut mid, "replication", "master_replid"), replid);
+    assert_eq!(info_field(&mut s, "replication", "master_replid"), replid);
+
+    // Kill the middle <-> sub link: the sub resumes with +CONTINUE.
+    let before = stat(&middle, "sync_partial_ok");
+    mid.must(&["CLIENT", "KILL", "TYPE", "replica"]);
+    workload(&mut m, "after-sub-kill");
+    wait_until("the sub's partial resync", || {
+        stat(&middle, "sync_partial_ok") == before + 1 && partial_resyncs_logged(&sub) == 1
+    });
+    wait_digests_equal(&master, &sub);
+
+    // Kill the master <-> middle link: the middle resumes, the sub keeps
+    // its link and sees the writes.
+    let before_m = stat(&master, "sync_partial_ok");
+    mid.must(&["CLIENT", "KILL", "TYPE", "master"]);
+    workload(&mut m, "after-middle-kill");
+    wait_until("the middle's partial resync", || {
+        stat(&master, "sync_partial_ok") == before_m + 1
+    });
+    wait_digests_equal(&master, &middle);
+    wait_digests_equal(&master, &sub);
+    assert_eq!(stat(&master, "sync_full"), 1);
+    assert_eq!(stat(&middle, "sync_full"), 1);
+
+    // Promote the middle: the sub reconnects and continues with a partial
+    // resync of the old history (replid2), then follows the new one.
+    let before = stat(&middle, "sync_partial_ok");
+    let resyncs = partial_resyncs_logged(&sub);
+    mid.must(&["REPLICAOF", "NO", "ONE"]);
+    wait_until("the middle promoted", || {
+        info_field(&mut mid, "replication", "role") == "master"
+    });
+    let new_id = info_field(&mut mid, "replication", "master_replid");
+    assert_ne!(new_id, replid);
+    assert_eq!(
+        info_field(&mut mid, "replication", "master_replid2"),
+        replid
+    );
+    wait_until("the sub's partial resync with the new master", || {
+        stat(&middle, "sync_partial_ok") == before + 1
+            && partial_resyncs_logged(&sub) == resyncs + 1
+    });
+    wait_link_up(&sub);
+    assert_eq!(stat(&middle, "sync_full"), 1, "the sub needed no full sync");
+    wait_until("the sub on the new history", || {
+        info_field(&mut s, "replication", "master_replid") == new_id
+    });
+    workload(&mut mid, "new-master");
+    wait_digests_equal(&middle, &sub);
+    wait_offsets_equal(&middle, &sub);
+    assert_eq!(
+        s.must(&["GET", "new-master:evalstr"]),
+        b"$8\r\nfrom-lua\r\n"
+    );
+    // The old master's later writes no longer reach them.
+    m.must(&["SET", "old-master-only", "1"]);
+    mid.must(&["SET", "fence", "1"]);
+    wait_until("the fence on the sub", || {
+        s.must(&["EXISTS", "fence"]) == b":1\r\n"
+    });
+    assert_eq!(s.must(&["EXISTS", "old-master-only"]), b":0\r\n");
+}
+
+#[test]
+fn lite_chain_partial_resyncs_and_promoted_middle() {
+    chain(false, false);
+}
+
+#[test]
+fn lite_chain_with_real_redis_at_the_end() {
+    chain(false, true);
+}
+
+#[test]
+fn lite_chain_with_real_redis_in_the_middle() {
+    chain(true, false);
+}
+
+#[test]
+fn restarted_replica_gets_a_full_sync() {
+    let master = lite_master(true);
+    let mut m = master.connect();
+    workload(&mut m, "rdb");
+    let replica = lite_replica_of(&master, &[]);
+    wait_link_up(&replica);
+    wait_digests_equal(&master, &replica);
+    drop(replica);
+    wait_until("the replica gone from the master", || {
+        info_field(&mut m, "replication", "connected_slaves") == "0"
+    });
+    workload(&mut m, "while-down");
+    let replica = lite_replica_of(&master, &[]);
+    wait_link_up(&replica);
+    wait_digests_equal(&master, &replica);
+    assert_eq!(stat(&master, "sync_full"), 2);
+    workload(&mut m, "after-restart");
+    wait_digests_equal(&master, &replica);
+    wait_offsets_equal(&master, &replica);
+}
+
+/// A replica shut down with a save and started again from its own RDB
+/// continues with a partial resync: the RDB carries repl-id/repl-offset
+/// (rdbPopulateSaveInfo) and the restarted replica makes a cached master
+/// of them (loadDataFromDisk).
+#[test]
+fn replica_restarted_from_its_rdb_continues_with_a_partial_resync() {
+    let master = lite_master(true);
+    let mut m = master.connect();
+    workload(&mut m, "rdb");
+    let dir = common::temp_path("pair-replica-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.to_str().unwrap().to_string();
+    let mut replica = lite_replica_of(&master, &["--dir", &dir]);
+    wait_link_up(&replica);
+    workload(&mut m, "stream");
+    wait_digests_equal(&master, &replica);
+    wait_offsets_equal(&master, &replica);
+    let mut r = replica.connect();
+    let _ = r.send_cmd(&["SHUTDOWN", "SAVE"]);
+    wait_until("the replica exits", || !replica.is_alive());
+    drop(replica);
+    let full = stat(&master, "sync_full");
+    let partial = stat(&master, "sync_partial_ok");
+    workload(&mut m, "while-down");
+    let replica = lite_replica_of(&master, &["--dir", &dir]);
+    wait_link_up(&replica);
+    let log = log_text(&replica);
+    assert!(
+        log.contains("using my own master parameters to synthesize a cached master"),
+        "{log}"
+    );
+    wait_until("the partial resync", || {
+        stat(&master, "sync_partial_ok") == partial + 1
+    });
+    assert_eq!(stat(&master, "sync_full"), full, "no full sync");
+    assert_eq!(partial_resyncs_logged(&replica), 1);
+    wait_digests_equal(&master, &replica);
+    workload(&mut m, "after-restart");
+    wait_digests_equal(&master, &replica);
+    wait_offsets_equal(&master, &replica);
+    let _ = std::fs::remove_dir_all(&dir);
+}
