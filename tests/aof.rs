@@ -736,3 +736,39 @@ fn old_aof_is_migrated_and_its_failing_commands_are_logged_like_redis() {
         None => common::skipped("redis-server not on PATH: lite-only checks ran"),
     }
 }
+
+/// XADD MAXLEN ~ n LIMIT l propagates as `MAXLEN = <exact length> LIMIT l`;
+/// replayed from the AOF (mustObeyClient) the LIMIT no longer applies, so
+/// the reloaded stream has the same length even with another node size.
+#[test]
+fn approx_trim_with_limit_replays_from_the_aof_like_redis() {
+    let run = |real: bool| -> Option<Vec<String>> {
+        let dir = fresh_dir(if real { "xlimit-real" } else { "xlimit-lite" });
+        let args = aof_args(&dir, &["--stream-node-max-entries", "10"]);
+        let p = if real {
+            RealRedis::start_with(&args)?
+        } else {
+            Server::start_with(&args)
+        };
+        let mut c = p.connect();
+        for _ in 0..100 {
+            c.must(&["XADD", "mystream", "*", "xitem", "v"]);
+        }
+        c.must(&[
+            "XADD", "mystream", "MAXLEN", "~", "55", "LIMIT", "30", "*", "xitem", "v",
+        ]);
+        let mut out = vec![text(&c.must(&["XLEN", "mystream"]))];
+        c.must(&["CONFIG", "SET", "stream-node-max-entries", "1"]);
+        c.must(&["DEBUG", "LOADAOF"]);
+        out.push(text(&c.must(&["XLEN", "mystream"])));
+        shutdown(p);
+        let _ = std::fs::remove_dir_all(&dir);
+        Some(out)
+    };
+    let lite = run(false).unwrap();
+    assert_eq!(lite, [":71\r\n", ":71\r\n"]);
+    match run(true) {
+        Some(real) => assert_eq!(lite, real),
+        None => common::skipped("redis-server not on PATH: lite-only checks ran"),
+    }
+}

@@ -95,6 +95,13 @@ pub const CLIENT_MASTER: u32 = 1 << 21;
 /// no offsets, no ACKs (so no repl-timeout either).
 pub const CLIENT_PRE_PSYNC: u32 = 1 << 22;
 
+/// mustObeyClient: commands from our master or from the AOF loader are
+/// applied as they come (they already happened elsewhere): no limits that
+/// could make the result differ.
+pub fn must_obey_client(c: &Client) -> bool {
+    c.id == crate::aof::CLIENT_ID_AOF || c.has_flag(CLIENT_MASTER)
+}
+
 /// Whose connection this is, as CLIENT KILL TYPE / CLIENT LIST see it.
 pub struct Client {
     /// CLIENT ID: unique, increasing, never reused.

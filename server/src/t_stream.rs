@@ -776,7 +776,11 @@ fn parse_add_or_trim_args(
         c.add_reply_error("ERR syntax error, XTRIM must be called with a trimming strategy");
         return None;
     }
-    if limit_given {
+    if networking::must_obey_client(c) {
+        // From our master or the AOF: the trim argument was rewritten to
+        // the exact result, so LIMIT (kept in the command) must not apply.
+        args.trim.limit = 0;
+    } else if limit_given {
         if !args.trim.approx {
             c.add_reply_error(
                 "ERR syntax error, LIMIT cannot be used without the special ~ option",
