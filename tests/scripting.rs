@@ -309,3 +309,36 @@ fn command_racing_a_busy_script_gets_busy() {
         a.read_reply().unwrap();
     }
 }
+
+/// lua-enable-deprecated-api (immutable, hidden from CONFIG GET *): with
+/// it, setfenv/getfenv/newproxy stay in the Lua globals; without it they
+/// are "nonexistent global variable"s. Same replies as redis-server.
+#[test]
+fn lua_enable_deprecated_api_like_redis() {
+    for enabled in ["no", "yes"] {
+        let run = |p: &common::Process| {
+            let mut c = p.connect();
+            let mut out = Vec::new();
+            for script in [
+                "local f = function() return 1 end setfenv(f, {}) return 0",
+                "local f = function() return 1 end getfenv(f) return 0",
+                "getmetatable(newproxy(true)).__gc = function() return 1 end return 0",
+            ] {
+                out.push(c.must(&["EVAL", script, "0"]));
+            }
+            out.push(c.must(&["CONFIG", "SET", "lua-enable-deprecated-api", "no"]));
+            out.push(c.must(&["CONFIG", "GET", "lua-enable-deprecated-api"]));
+            let all = c.must(&["CONFIG", "GET", "*"]);
+            out.push(vec![u8::from(
+                String::from_utf8_lossy(&all).contains("deprecated"),
+            )]);
+            out
+        };
+        let args = ["--lua-enable-deprecated-api", enabled];
+        let lite = run(&common::Server::start_with(&args));
+        if let Some(real) = common::RealRedis::start_with(&args) {
+            assert_eq!(lite, run(&real), "lua-enable-deprecated-api {enabled}");
+        }
+        assert_eq!(lite[0].starts_with(b":0"), enabled == "yes");
+    }
+}

@@ -538,6 +538,7 @@ pub static CONFIGS: &[StandardConfig] = &[
     boolc("crash-log-enabled", None, MODIFIABLE_CONFIG, true),
     boolc("crash-memcheck-enabled", None, MODIFIABLE_CONFIG, true),
     boolc("use-exit-on-panic", None, HIDDEN_CONFIG, false),
+    boolc("lua-enable-deprecated-api", None, IMM | HIDDEN_CONFIG, false),
     boolc("disable-thp", None, IMM, true),
     boolc("cluster-allow-replica-migration", None, MODIFIABLE_CONFIG, true),
     boolc("replica-announced", None, MODIFIABLE_CONFIG, true),

@@ -986,6 +986,11 @@ pub fn lua_gc_count_bytes(lua: &Lua) -> usize {
     kb.map_or(0, |kb| kb.max(0) as usize * 1024)
 }
 
+/// lua-enable-deprecated-api (immutable): newproxy, setfenv and getfenv
+/// stay in the Lua globals. Set once from the configuration at start-up.
+pub static LUA_ENABLE_DEPRECATED_API: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
 /// luaRegisterRedisAPI: the `redis` table (call, pcall, log and LOG_*,
 /// setresp, sha1hex, error_reply, status_reply, set_repl and REPL_*,
 /// acl_check_cmd, REDIS_VERSION[_NUM]), Redis's math.random and
@@ -996,10 +1001,15 @@ pub fn lua_register_redis_api(lua: &Lua) -> mlua::Result<()> {
     // luaLoadLibraries: what Redis does not load is removed (deny list and
     // what 7.0.15 leaves out of the sandbox).
     for name in [
-        "print", "dofile", "loadfile", "setfenv", "getfenv", "newproxy", "module", "require",
-        "package", "io", "os",
+        "print", "dofile", "loadfile", "module", "require", "package", "io", "os",
     ] {
         g.raw_set(name, mlua::Nil)?;
+    }
+    // lua_builtins_deprecated: kept only with lua-enable-deprecated-api.
+    if !LUA_ENABLE_DEPRECATED_API.load(std::sync::atomic::Ordering::Relaxed) {
+        for name in ["newproxy", "setfenv", "getfenv"] {
+            g.raw_set(name, mlua::Nil)?;
+        }
     }
     // unpack, loadstring and load as Redis's patched Lua has them (no
     // integer overflow, no bytecode), then cjson, cmsgpack, struct and bit

@@ -342,6 +342,11 @@ pub fn lru_clock(srv: &Server) -> u32 {
 impl Server {
     pub fn new(config: Config) -> std::io::Result<Server> {
         let poll = Poll::new()?;
+        // Immutable: read once, before any Lua state exists.
+        crate::script_lua::LUA_ENABLE_DEPRECATED_API.store(
+            config.get_string("lua-enable-deprecated-api").as_deref() == Some("yes"),
+            std::sync::atomic::Ordering::Relaxed,
+        );
         let aof = crate::aof::AofState::init(crate::aof::aof_config_from(&config))?;
         let dbs = (0..config.databases as usize).map(Db::new).collect();
         let hz = config.hz;
