@@ -342,3 +342,47 @@ fn lua_enable_deprecated_api_like_redis() {
         assert_eq!(lite[0].starts_with(b":0"), enabled == "yes");
     }
 }
+
+/// A function past busy-reply-threshold pushes to a key a client BLPOPs
+/// on, then waits for an allow-busy command (HELLO SETNAME) to let it
+/// finish. The popper is served only after the function ends, with both
+/// elements (Redis's isInsideYieldingLongCommand guard), not in its middle
+/// with a BUSY error.
+#[test]
+fn blocked_popper_waits_for_a_timed_out_script_like_redis() {
+    let replies = common::run_on_both(|p| {
+        let mut c = p.connect();
+        c.must(&[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=t\nredis.register_function('test', function(KEYS, ARGV) \
+             redis.call('lpush', KEYS[1], 'y') \
+             while true do \
+               if string.find(redis.call('client', 'list'), 'abortscript') ~= nil then break end \
+             end \
+             redis.call('lpush', KEYS[1], 'z') \
+             return 'done' end)",
+        ]);
+        c.must(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "1"]);
+        c.must(&["CONFIG", "SET", "busy-reply-threshold", "10"]);
+        let mut popper = p.connect();
+        popper.send_cmd(&["BLPOP", "x", "0"]).unwrap();
+        while !String::from_utf8_lossy(&c.must(&["INFO", "clients"])).contains("blocked_clients:1")
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut runner = p.connect();
+        runner.send_cmd(&["FCALL", "test", "1", "x"]).unwrap();
+        // Wait until the function is past the threshold (PING gets BUSY).
+        while c.must(&["PING"]).starts_with(b"+PONG") {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let mut aborter = p.connect();
+        aborter.must(&["HELLO", "2", "SETNAME", "abortscript"]);
+        let done = runner.read_reply().unwrap();
+        let popped = popper.read_reply().unwrap();
+        c.must(&["DEBUG", "SET-DISABLE-DENY-SCRIPTS", "0"]);
+        (done, popped)
+    });
+    assert_eq!(replies.1, b"*2\r\n$1\r\nx\r\n$1\r\nz\r\n");
+}

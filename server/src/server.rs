@@ -757,8 +757,11 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     call(srv, c, id);
 
     // Keys that got data for blocked clients: serve them now, after the
-    // command that pushed (handleClientsBlockedOnKeys).
-    if !srv.ready_keys.is_empty() {
+    // command that pushed (handleClientsBlockedOnKeys). Not while a timed-out
+    // script is serving allow-busy commands from inside itself
+    // (isInsideYieldingLongCommand): the script's own pushes wait for it to
+    // end, or a popper would run, and be answered BUSY, in its middle.
+    if !srv.ready_keys.is_empty() && !crate::script::script_is_timedout(srv) {
         crate::blocked::handle_clients_blocked_on_keys(srv);
     }
 }
