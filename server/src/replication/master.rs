@@ -772,6 +772,25 @@ fn replica_start_command_stream(srv: &mut Server, c: &mut Client) {
     }
 }
 
+/// Write `buf` until it is all sent or the socket is full: how many bytes
+/// went, and whether the socket filled up (the loop then waits for the
+/// writable event to go on).
+fn write_until_full(
+    stream: &mut crate::networking::Connection,
+    buf: &[u8],
+) -> io::Result<(usize, bool)> {
+    let mut sent = 0;
+    while sent < buf.len() {
+        match stream.write(&buf[sent..]) {
+            Ok(w) => sent += w,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok((sent, true)),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((sent, false))
+}
+
 /// sendBulkToSlave: send `$<len>\r\n` then the file, until the socket is
 /// full (then the writable event brings us back) or a per-event cap.
 fn send_bulk_to_slave(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
@@ -784,24 +803,15 @@ fn send_bulk_to_slave(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
     let mut buf = vec![0u8; PROTO_IOBUF_LEN];
     let mut chunks = 0;
     let mut blocked = false;
-    while !x.preamble.is_empty() {
-        match stream.write(&x.preamble) {
-            Ok(n) => {
-                x.preamble.drain(..n);
-            }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                blocked = true;
-                break;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                server_log(
-                    LogLevel::Warning,
-                    &format!("Write error sending RDB preamble to replica: {e}"),
-                );
-                return Err(e);
-            }
-        }
+    if !x.preamble.is_empty() {
+        let (sent, full) = write_until_full(stream, &x.preamble).inspect_err(|e| {
+            server_log(
+                LogLevel::Warning,
+                &format!("Write error sending RDB preamble to replica: {e}"),
+            );
+        })?;
+        x.preamble.drain(..sent);
+        blocked = full;
     }
     while !blocked && x.off < x.size && chunks < SEND_BULK_CHUNKS_PER_EVENT {
         let want = ((x.size - x.off) as usize).min(PROTO_IOBUF_LEN);
@@ -825,24 +835,13 @@ fn send_bulk_to_slave(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
                 return Err(e);
             }
         };
-        let mut sent = 0;
-        while sent < n {
-            match stream.write(&buf[sent..n]) {
-                Ok(w) => sent += w,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    blocked = true;
-                    break;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    server_log(
-                        LogLevel::Warning,
-                        &format!("Write error sending DB to replica: {e}"),
-                    );
-                    return Err(e);
-                }
-            }
-        }
+        let (sent, full) = write_until_full(stream, &buf[..n]).inspect_err(|e| {
+            server_log(
+                LogLevel::Warning,
+                &format!("Write error sending DB to replica: {e}"),
+            );
+        })?;
+        blocked = full;
         x.off += sent as u64;
         c.net_output_bytes += sent as u64;
         srv.stats.net_output_bytes += sent as u64;
@@ -1707,21 +1706,13 @@ fn rdb_pipe_write_handler(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     let Some(stream) = c.stream.as_mut() else {
         return Ok(());
     };
-    let mut off = start;
-    while off < pipe.buf.len() {
-        match stream.write(&pipe.buf[off..]) {
-            Ok(w) => off += w,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                server_log(
-                    LogLevel::Warning,
-                    &format!("Write error sending DB to replica: {e}"),
-                );
-                return Err(e);
-            }
-        }
-    }
+    let (sent, _full) = write_until_full(stream, &pipe.buf[start..]).inspect_err(|e| {
+        server_log(
+            LogLevel::Warning,
+            &format!("Write error sending DB to replica: {e}"),
+        );
+    })?;
+    let off = start + sent;
     c.net_output_bytes += (off - start) as u64;
     pipe.conns[i].1 = off;
     if off < pipe.buf.len() {
