@@ -709,6 +709,11 @@ pub fn tracking_call_begin(srv: &mut Server, c: &Client) -> TrackingScope {
 /// during the command before its reply, and at the outermost call send
 /// the invalidations its own command caused (afterCommand).
 pub fn tracking_call_end(srv: &mut Server, c: &mut Client, cmd: CmdId, scope: TrackingScope) {
+    // No tracking table: no client tracks anything, so a command costs
+    // nothing here (the hot path with tracking unused).
+    if !scope.active {
+        return;
+    }
     let (flags, fullname) = {
         let command = srv.commands.get(cmd);
         (command.spec.flags, command.fullname)
@@ -721,9 +726,6 @@ pub fn tracking_call_end(srv: &mut Server, c: &mut Client, cmd: CmdId, scope: Tr
             tracking_remember_keys(srv, c.token, c.id, c.tracking.flags, cmd, &argv);
             c.argv = argv;
         }
-    }
-    if !scope.active {
-        return;
     }
     // Sent to this client while its command ran: before the reply.
     let early = take_parked(srv, c.token);
