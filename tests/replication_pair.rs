@@ -12,7 +12,7 @@
 mod common;
 
 use common::replication::*;
-use common::{Process, RealRedis, Server};
+use common::{Conn, Process, RealRedis, Server};
 
 fn lite_master(diskless: bool) -> Process {
     Server::start_with(&[
@@ -321,4 +321,80 @@ fn replica_restarted_from_its_rdb_continues_with_a_partial_resync() {
     wait_digests_equal(&master, &replica);
     wait_offsets_equal(&master, &replica);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Replication traffic is counted apart from client traffic, as Redis 7.0
+/// counts it: the master's total_net_repl_output_bytes grows by exactly the
+/// stream it sent (the growth of master_repl_offset), the replica's
+/// total_net_repl_input_bytes by the same, and the totals include both.
+/// The same assertions run on a real redis-server pair.
+fn repl_traffic(real: bool) {
+    let margs = [
+        "--repl-diskless-sync",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "0",
+    ];
+    let start = |args: &[&str]| -> Option<Process> {
+        if real {
+            RealRedis::start_with(args)
+        } else {
+            Some(Server::start_with(args))
+        }
+    };
+    let Some(master) = start(&margs) else {
+        return common::skipped("redis-server not installed");
+    };
+    let mport = master.port.to_string();
+    // A long ping period: no PING lands in the stream while we count.
+    let rargs = [
+        "--replicaof",
+        "127.0.0.1",
+        &mport,
+        "--repl-ping-replica-period",
+        "60",
+    ];
+    let Some(replica) = start(&rargs) else {
+        return common::skipped("redis-server not installed");
+    };
+    let mut m = master.connect();
+    m.must(&["CONFIG", "SET", "repl-ping-replica-period", "60"]);
+    wait_link_up(&replica);
+    wait_offsets_equal(&master, &replica);
+    let mut r = replica.connect();
+    let n = |c: &mut Conn, f: &str| -> u64 { info_field(c, "stats", f).parse().unwrap() };
+    // The full sync already went through the repl counters on both sides.
+    assert!(n(&mut r, "total_net_repl_input_bytes") > 0);
+    assert!(n(&mut m, "total_net_repl_output_bytes") > 0);
+
+    let off0: u64 = info_field(&mut m, "replication", "master_repl_offset")
+        .parse()
+        .unwrap();
+    let mout0 = n(&mut m, "total_net_repl_output_bytes");
+    let rin0 = n(&mut r, "total_net_repl_input_bytes");
+    let value = "x".repeat(1000);
+    for i in 0..200 {
+        m.must(&["SET", &format!("k{i}"), &value]);
+    }
+    wait_offsets_equal(&master, &replica);
+    let off1: u64 = info_field(&mut m, "replication", "master_repl_offset")
+        .parse()
+        .unwrap();
+    let stream = off1 - off0;
+    assert!(stream > 200 * 1000, "{stream}");
+    assert_eq!(n(&mut m, "total_net_repl_output_bytes") - mout0, stream);
+    assert_eq!(n(&mut r, "total_net_repl_input_bytes") - rin0, stream);
+    // The totals hold both kinds.
+    assert!(n(&mut m, "total_net_output_bytes") >= n(&mut m, "total_net_repl_output_bytes"));
+    assert!(n(&mut r, "total_net_input_bytes") >= n(&mut r, "total_net_repl_input_bytes"));
+}
+
+#[test]
+fn replication_traffic_is_counted_apart_on_lite() {
+    repl_traffic(false);
+}
+
+#[test]
+fn replication_traffic_is_counted_apart_on_redis_server() {
+    repl_traffic(true);
 }

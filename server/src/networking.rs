@@ -548,11 +548,14 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
             return;
         }
         Ok(n) => {
+            c.net_input_bytes += n as u64;
+            // Our master's stream counts as replication traffic.
             if c.has_flag(CLIENT_MASTER) {
                 c.repl.read_reploff += n as i64;
+                srv.stats.net_repl_input_bytes += n as u64;
+            } else {
+                srv.stats.net_input_bytes += n as u64;
             }
-            c.net_input_bytes += n as u64;
-            srv.stats.net_input_bytes += n as u64;
             if n == readlen {
                 // There may be more in the socket: come back next pass.
                 c.flags |= CLIENT_PENDING_READ;
@@ -803,6 +806,7 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     {
         return Ok(());
     }
+    let to_replica = get_client_type(c) == crate::config::CLIENT_TYPE_SLAVE;
     let Some(stream) = c.stream.as_mut() else {
         return Ok(());
     };
@@ -831,7 +835,13 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     }
     if written > 0 {
         c.net_output_bytes += written as u64;
-        srv.stats.net_output_bytes += written as u64;
+        // The stream to a replica counts as replication traffic (a MONITOR
+        // is a replica by its flags, but not by its type).
+        if to_replica {
+            srv.stats.net_repl_output_bytes += written as u64;
+        } else {
+            srv.stats.net_output_bytes += written as u64;
+        }
         srv.stats.total_writes_processed += 1;
     }
     if c.reply.is_empty() {

@@ -77,8 +77,16 @@ pub struct Stats {
     pub expiredkeys: u64,
     pub keyspace_hits: u64,
     pub keyspace_misses: u64,
+    /// Bytes read from clients other than our master (stat_net_input_bytes).
     pub net_input_bytes: u64,
+    /// Bytes written to clients other than replicas (stat_net_output_bytes).
     pub net_output_bytes: u64,
+    /// Bytes read from our master: the RDB transfer and the command stream
+    /// (stat_net_repl_input_bytes).
+    pub net_repl_input_bytes: u64,
+    /// Bytes written to replicas: the RDB transfer and the command stream
+    /// (stat_net_repl_output_bytes).
+    pub net_repl_output_bytes: u64,
     pub total_reads_processed: u64,
     pub total_writes_processed: u64,
     pub total_error_replies: u64,
@@ -236,6 +244,8 @@ pub struct Server {
     pub inst_ops: InstMetric,
     pub inst_net_input: InstMetric,
     pub inst_net_output: InstMetric,
+    pub inst_net_repl_input: InstMetric,
+    pub inst_net_repl_output: InstMetric,
     /// Changes since the last save (rdb_changes_since_last_save).
     pub dirty: u64,
     /// Process start, for uptime.
@@ -400,6 +410,8 @@ impl Server {
             inst_ops: InstMetric::default(),
             inst_net_input: InstMetric::default(),
             inst_net_output: InstMetric::default(),
+            inst_net_repl_input: InstMetric::default(),
+            inst_net_repl_output: InstMetric::default(),
             dirty: 0,
             start_time: Instant::now(),
             start_unix: mstime() / 1000,
@@ -1050,9 +1062,15 @@ pub fn server_cron(srv: &mut Server) {
     // run_with_period(100): instantaneous metrics.
     if run_with_period(srv, 100) {
         srv.inst_ops.track(srv.stats.numcommands, now_ms);
-        srv.inst_net_input.track(srv.stats.net_input_bytes, now_ms);
-        srv.inst_net_output
-            .track(srv.stats.net_output_bytes, now_ms);
+        // The plain kbps figures count replication traffic too; the repl
+        // ones count only it (server.c serverCron).
+        let st = &srv.stats;
+        let (inp, out) = (st.net_input_bytes, st.net_output_bytes);
+        let (rinp, rout) = (st.net_repl_input_bytes, st.net_repl_output_bytes);
+        srv.inst_net_input.track(inp + rinp, now_ms);
+        srv.inst_net_output.track(out + rout, now_ms);
+        srv.inst_net_repl_input.track(rinp, now_ms);
+        srv.inst_net_repl_output.track(rout, now_ms);
     }
 
     let mem = crate::memory::used_memory();

@@ -811,6 +811,8 @@ fn send_bulk_to_slave(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
             );
         })?;
         x.preamble.drain(..sent);
+        c.net_output_bytes += sent as u64;
+        srv.stats.net_repl_output_bytes += sent as u64;
         blocked = full;
     }
     while !blocked && x.off < x.size && chunks < SEND_BULK_CHUNKS_PER_EVENT {
@@ -844,7 +846,7 @@ fn send_bulk_to_slave(srv: &mut Server, c: &mut Client) -> io::Result<bool> {
         blocked = full;
         x.off += sent as u64;
         c.net_output_bytes += sent as u64;
-        srv.stats.net_output_bytes += sent as u64;
+        srv.stats.net_repl_output_bytes += sent as u64;
         chunks += 1;
     }
     if x.preamble.is_empty() && x.off == x.size {
@@ -1664,7 +1666,7 @@ pub fn rdb_pipe_read_handler(srv: &mut Server) {
                 continue;
             }
             s.net_output_bytes += written as u64;
-            srv.stats.net_output_bytes += written as u64;
+            srv.stats.net_repl_output_bytes += written as u64;
             let mut partial = 0;
             if written < n {
                 writing += 1;
@@ -1693,6 +1695,13 @@ pub fn rdb_pipe_read_handler(srv: &mut Server) {
 /// rdbPipeWriteHandler: a replica behind on the current chunk can take
 /// more; when the last one caught up, reading the pipe goes on.
 fn rdb_pipe_write_handler(srv: &mut Server, c: &mut Client) -> io::Result<()> {
+    let before = c.net_output_bytes;
+    let r = rdb_pipe_write(srv, c);
+    srv.stats.net_repl_output_bytes += c.net_output_bytes - before;
+    r
+}
+
+fn rdb_pipe_write(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     let Some(pipe) = srv.repl.msrv.rdb_pipe.as_mut() else {
         return Ok(());
     };
@@ -1713,7 +1722,7 @@ fn rdb_pipe_write_handler(srv: &mut Server, c: &mut Client) -> io::Result<()> {
         );
     })?;
     let off = start + sent;
-    c.net_output_bytes += (off - start) as u64;
+    c.net_output_bytes += sent as u64;
     pipe.conns[i].1 = off;
     if off < pipe.buf.len() {
         if off > start {

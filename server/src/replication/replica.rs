@@ -947,6 +947,8 @@ fn read_sync_bulk_payload(srv: &mut Server, mut link: MasterLink) -> Next {
             let Some(line) = take_line(&mut link) else {
                 continue;
             };
+            // Redis counts a line without its CRLF, plus one.
+            srv.stats.net_repl_input_bytes += line.len() as u64 + 1;
             if !bulk_count_line(srv, &mut link, &line) {
                 return transfer_error(srv, link);
             }
@@ -960,6 +962,7 @@ fn read_sync_bulk_payload(srv: &mut Server, mut link: MasterLink) -> Next {
             link.inbuf.len().min((t.size - t.read) as usize)
         };
         let chunk: Vec<u8> = link.inbuf.drain(..take).collect();
+        srv.stats.net_repl_input_bytes += take as u64;
         let mut eof = false;
         if t.usemark {
             t.lastbytes.extend_from_slice(&chunk);
