@@ -49,13 +49,13 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
 use mio::Token;
 
+use crate::childinfo::{ChildInfoSender, CHILD_INFO_TYPE_AOF_COW_SIZE};
 use crate::log::{server_log, LogLevel};
 use crate::networking::Client;
 use crate::server::{mstime, ustime, Server};
@@ -189,7 +189,6 @@ pub struct AofState {
     pub rewrite_scheduled: bool,
     /// The rewrite child (child_type == CHILD_TYPE_AOF).
     pub child_pid: Option<libc::pid_t>,
-    child_cow_pipe: Option<OwnedFd>,
     pub rewrite_time_start: i64,
     pub rewrite_time_last: i64,
     pub lastbgrewrite_ok: bool,
@@ -800,7 +799,8 @@ pub fn aof_open_if_needed_on_server_start(srv: &mut Server) {
     let incr_aof_len = am.incr_list.len();
     if am.base.is_none() && incr_aof_len == 0 {
         let base_name = get_new_base_file_name_and_mark_pre_as_history(srv, &mut am);
-        if rewrite_append_only_file(srv, &make_path(&dir, &base_name)).is_err() {
+        let mut no_child = ChildInfoSender::new("AOF rewrite");
+        if rewrite_append_only_file(srv, &make_path(&dir, &base_name), &mut no_child).is_err() {
             std::process::exit(1);
         }
         server_log(
@@ -964,7 +964,7 @@ pub fn kill_append_only_child(srv: &mut Server) {
     }
     aof_remove_temp_file(srv, pid);
     srv.aof.child_pid = None;
-    srv.aof.child_cow_pipe = None;
+    crate::childinfo::close_child_info_pipe(srv);
     storage::dict::set_resize_allowed(true);
     srv.aof.rewrite_time_start = -1;
 }
@@ -1708,7 +1708,13 @@ const REDIS_AUTOSYNC_BYTES: u64 = 4 * 1024 * 1024;
 /// rewriteAppendOnlyFile: the whole dataset into `filename`, through
 /// `temp-rewriteaof-<pid>.aof` and a rename. As an RDB with the aof-base
 /// flag (aof-use-rdb-preamble yes) or as commands.
-pub fn rewrite_append_only_file(srv: &Server, filename: &str) -> Result<(), AofError> {
+/// In the rewrite child, `info` reports progress to the parent
+/// (childinfo.rs); elsewhere it has no pipe and does nothing.
+pub fn rewrite_append_only_file(
+    srv: &Server,
+    filename: &str,
+    info: &mut ChildInfoSender,
+) -> Result<(), AofError> {
     let tmpfile = format!("temp-rewriteaof-{}.aof", std::process::id());
     let file = match File::create(&tmpfile) {
         Ok(f) => f,
@@ -1743,9 +1749,10 @@ pub fn rewrite_append_only_file(srv: &Server, filename: &str) -> Result<(), AofE
         since_sync: 0,
     };
     let written = if srv.aof.cfg.use_rdb_preamble {
-        crate::rdb::rdb_save_rio(srv, out, true, |_| {})
+        crate::rdb::rdb_save_rio(srv, out, true, |keys| info.progress(keys))
     } else {
-        rewrite_append_only_file_rio(srv, io::BufWriter::with_capacity(64 * 1024, out))
+        let w = io::BufWriter::with_capacity(64 * 1024, out);
+        rewrite_append_only_file_rio(srv, w, |keys| info.progress(keys))
             .and_then(|w| w.into_inner().map_err(|e| e.into_error()))
     };
     let file = match written {
@@ -1814,7 +1821,11 @@ fn write_batched<W: Write>(
 /// no): FUNCTION LOAD per library, then per db a SELECT and per key the
 /// commands that rebuild it (RPUSH, SADD, ZADD, HMSET in batches of 64,
 /// SET for strings) and a PEXPIREAT for its TTL.
-fn rewrite_append_only_file_rio<W: Write>(srv: &Server, mut w: W) -> io::Result<W> {
+fn rewrite_append_only_file_rio<W: Write>(
+    srv: &Server,
+    mut w: W,
+    mut progress: impl FnMut(u64),
+) -> io::Result<W> {
     use storage::object::Value;
     if srv.aof.cfg.timestamp_enabled {
         write!(w, "#TS:{}\r\n", unixtime())?;
@@ -1822,6 +1833,7 @@ fn rewrite_append_only_file_rio<W: Write>(srv: &Server, mut w: W) -> io::Result<
     for lib in srv.functions.lib_ctx.libraries.values() {
         write_command(&mut w, &[b"FUNCTION", b"LOAD", &lib.code])?;
     }
+    let mut keys = 0u64;
     for (dbid, db) in srv.dbs.iter().enumerate() {
         if db.dict.is_empty() {
             continue;
@@ -1866,28 +1878,11 @@ fn rewrite_append_only_file_rio<W: Write>(srv: &Server, mut w: W) -> io::Result<
             if let Some(when) = db.get_expire(key) {
                 write_command(&mut w, &[b"PEXPIREAT", key, when.to_string().as_bytes()])?;
             }
+            keys += 1;
+            progress(keys);
         }
     }
     Ok(w)
-}
-
-/// The CoW the rewrite child reports through its pipe (sendChildCowInfo).
-fn send_child_cow_info(fd: libc::c_int) {
-    let cow = crate::rdb::private_dirty_bytes();
-    server_log(
-        LogLevel::Notice,
-        &format!(
-            "Fork CoW for AOF rewrite: current {} MB, peak {} MB, average {} MB",
-            cow >> 20,
-            cow >> 20,
-            cow >> 20
-        ),
-    );
-    let msg = cow.to_le_bytes();
-    // SAFETY: writing a stack buffer to our own pipe descriptor.
-    unsafe {
-        libc::write(fd, msg.as_ptr().cast(), msg.len());
-    }
 }
 
 /// rewriteAppendOnlyFileBackground: open a new incr file, fork, let the
@@ -1916,27 +1911,17 @@ pub fn rewrite_append_only_file_background(srv: &mut Server) -> Result<(), AofEr
         return Err(AofError);
     }
     srv.aof.stat_aof_rewrites += 1;
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: pipe2 fills `fds` with two new descriptors on success.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-        fds = [-1, -1];
-    }
     match crate::server::redis_fork(srv, crate::server::ChildType::Aof) {
         Ok(0) => {
-            // The child.
-            if fds[0] >= 0 {
-                // SAFETY: the child's copy of the read end.
-                unsafe { libc::close(fds[0]) };
-            }
+            // The child: progress and CoW go through the child info pipe.
+            let mut info = ChildInfoSender::new("AOF rewrite");
             let tmpfile = format!("temp-rewriteaof-bg-{}.aof", std::process::id());
-            let code = if rewrite_append_only_file(srv, &tmpfile).is_ok() {
+            let code = if rewrite_append_only_file(srv, &tmpfile, &mut info).is_ok() {
                 server_log(
                     LogLevel::Notice,
                     &format!("Successfully created the temporary AOF base file {tmpfile}"),
                 );
-                if fds[1] >= 0 {
-                    send_child_cow_info(fds[1]);
-                }
+                info.send(CHILD_INFO_TYPE_AOF_COW_SIZE, 0);
                 0
             } else {
                 1
@@ -1945,12 +1930,6 @@ pub fn rewrite_append_only_file_background(srv: &mut Server) -> Result<(), AofEr
             unsafe { libc::_exit(code) }
         }
         Ok(pid) => {
-            if fds[1] >= 0 {
-                // SAFETY: our copy of the write end.
-                unsafe { libc::close(fds[1]) };
-            }
-            // SAFETY: a fresh descriptor nothing else owns.
-            srv.aof.child_cow_pipe = (fds[0] >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fds[0]) });
             server_log(
                 LogLevel::Notice,
                 &format!("Background append only file rewriting started by pid {pid}"),
@@ -1961,10 +1940,6 @@ pub fn rewrite_append_only_file_background(srv: &mut Server) -> Result<(), AofEr
             Ok(())
         }
         Err(e) => {
-            for fd in fds.into_iter().filter(|&fd| fd >= 0) {
-                // SAFETY: both ends are ours and unused.
-                unsafe { libc::close(fd) };
-            }
             srv.aof.lastbgrewrite_ok = false;
             server_log(
                 LogLevel::Warning,
@@ -2004,19 +1979,6 @@ fn aof_remove_temp_file(srv: &Server, childpid: libc::pid_t) {
     bg_unlink(srv, &format!("temp-rewriteaof-{childpid}.aof"));
 }
 
-/// Read the child's CoW report, if it sent one.
-fn receive_child_cow_info(srv: &mut Server) {
-    let Some(fd) = srv.aof.child_cow_pipe.take() else {
-        return;
-    };
-    let mut buf = [0u8; 8];
-    // SAFETY: reading into a stack buffer from our own descriptor.
-    let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-    if n == 8 {
-        srv.aof.stat_aof_cow_bytes = u64::from_le_bytes(buf);
-    }
-}
-
 /// backgroundRewriteDoneHandler: the rewrite child ended (reaped by
 /// server::check_children_done).
 pub fn background_rewrite_done(srv: &mut Server, exitcode: i32, bysignal: i32) {
@@ -2024,7 +1986,7 @@ pub fn background_rewrite_done(srv: &mut Server, exitcode: i32, bysignal: i32) {
         return;
     };
     if bysignal == 0 && exitcode == 0 {
-        receive_child_cow_info(srv);
+        crate::childinfo::receive_child_info(srv);
         let _ = rewrite_done_ok(srv, child_pid);
     } else if bysignal == 0 {
         srv.aof.lastbgrewrite_ok = false;
@@ -2056,7 +2018,7 @@ pub fn background_rewrite_done(srv: &mut Server, exitcode: i32, bysignal: i32) {
         srv.aof.rewrite_scheduled = true;
     }
     srv.aof.child_pid = None;
-    srv.aof.child_cow_pipe = None;
+    crate::childinfo::close_child_info_pipe(srv);
     storage::dict::set_resize_allowed(true);
 }
 

@@ -299,21 +299,16 @@ fn persistence_section(srv: &Server) -> String {
     let st = &srv.rdb;
     let now = crate::server::mstime() / 1000;
     let child = st.has_active_child();
-    let fork_perc = if child && st.current_save_keys_total > 0 {
-        st.current_save_keys_processed as f64 * 100.0 / st.current_save_keys_total as f64
-    } else {
-        0.0
-    };
     let mut s = String::from("# Persistence\r\n");
     fields!(s,
         "loading" => 0,
         "async_loading" => 0,
-        "current_cow_peak" => st.current_cow_peak,
-        "current_cow_size" => st.current_cow_bytes,
-        "current_cow_size_age" => st.current_cow_updated.map_or(0, |t| t.elapsed().as_secs()),
-        "current_fork_perc" => format!("{fork_perc:.2}"),
-        "current_save_keys_processed" => st.current_save_keys_processed,
-        "current_save_keys_total" => st.current_save_keys_total,
+    );
+    // The running fork child's report (childinfo.rs), any kind of child.
+    for (name, value) in crate::childinfo::info_fields(srv) {
+        s.push_str(&format!("{name}:{value}\r\n"));
+    }
+    fields!(s,
         "rdb_changes_since_last_save" => srv.dirty,
         "rdb_bgsave_in_progress" => i32::from(child),
         "rdb_last_save_time" => srv.lastsave,

@@ -21,7 +21,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 use rdb::load::{Entry, LoadLimits, RdbReader};
@@ -31,6 +31,7 @@ use storage::object::RObj;
 use storage::t_hash::HashLimits;
 use storage::t_zset::ZSetLimits;
 
+use crate::childinfo::{ChildInfoSender, CHILD_INFO_TYPE_RDB_COW_SIZE};
 use crate::evict::{lfu_decr_and_return, lfu_get_time_in_minutes, policy_is_lfu, policy_is_lru};
 use crate::log::{server_log, LogLevel};
 use crate::networking::Client;
@@ -41,14 +42,6 @@ use crate::server::{lru_clock, mstime, Server, REDIS_VERSION};
 /// cron tick).
 pub const CONFIG_BGSAVE_RETRY_DELAY: i64 = 5;
 
-/// CHILD_COW_DUTY_CYCLE: reading /proc/self/smaps is expensive on a big
-/// process; the child spends at most 1/100 of its time measuring COW.
-const CHILD_COW_DUTY_CYCLE: u64 = 100;
-
-/// The child info messages (childinfo.c CHILD_INFO_TYPE_*).
-const CHILD_INFO_TYPE_CURRENT_INFO: u64 = 0;
-const CHILD_INFO_TYPE_RDB_COW_SIZE: u64 = 2;
-
 /// A save failed (C_ERR); the reason is already in the log, as in Redis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SaveError;
@@ -58,10 +51,6 @@ pub struct SaveError;
 pub struct RdbState {
     /// The BGSAVE child (server.child_pid with child_type RDB).
     pub child_pid: Option<libc::pid_t>,
-    /// Read end of the child info pipe (server.child_info_pipe[0]).
-    child_info_pipe: Option<OwnedFd>,
-    /// Partial message bytes read from the pipe so far.
-    child_info_buf: Vec<u8>,
     /// rdb_save_time_start / rdb_save_time_last (unix seconds, -1 = none).
     pub save_time_start: i64,
     pub save_time_last: i64,
@@ -76,12 +65,6 @@ pub struct RdbState {
     pub stat_rdb_saves: u64,
     /// stat_rdb_cow_bytes: the peak COW the last child reported.
     pub stat_rdb_cow_bytes: u64,
-    /// While a child runs: its latest report (stat_current_*).
-    pub current_cow_peak: u64,
-    pub current_cow_bytes: u64,
-    pub current_cow_updated: Option<Instant>,
-    pub current_save_keys_processed: u64,
-    pub current_save_keys_total: u64,
     /// The last load (rdb_last_load_keys_*).
     pub last_load_keys_expired: u64,
     pub last_load_keys_loaded: u64,
@@ -102,8 +85,6 @@ impl Default for RdbState {
     fn default() -> Self {
         RdbState {
             child_pid: None,
-            child_info_pipe: None,
-            child_info_buf: Vec::new(),
             save_time_start: -1,
             save_time_last: -1,
             lastbgsave_ok: true,
@@ -112,11 +93,6 @@ impl Default for RdbState {
             bgsave_scheduled: false,
             stat_rdb_saves: 0,
             stat_rdb_cow_bytes: 0,
-            current_cow_peak: 0,
-            current_cow_bytes: 0,
-            current_cow_updated: None,
-            current_save_keys_processed: 0,
-            current_save_keys_total: 0,
             last_load_keys_expired: 0,
             last_load_keys_loaded: 0,
             last_repl_stream_db: -1,
@@ -387,76 +363,6 @@ pub fn rdb_save(srv: &mut Server) -> Result<(), SaveError> {
     Ok(())
 }
 
-/// zmalloc_get_private_dirty(-1): the bytes of this process's pages that
-/// were written since the fork (the copy-on-write cost).
-pub(crate) fn private_dirty_bytes() -> u64 {
-    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else {
-        return 0;
-    };
-    smaps
-        .lines()
-        .filter_map(|l| l.strip_prefix("Private_Dirty:"))
-        .filter_map(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .sum::<u64>()
-        * 1024
-}
-
-/// sendChildInfoGeneric's state in the child: how often to measure COW.
-struct ChildInfo {
-    fd: libc::c_int,
-    cow: u64,
-    peak: u64,
-    sum: u64,
-    updates: u64,
-    cow_updated: Option<Instant>,
-    cow_cost_us: u64,
-    last_sent: Instant,
-}
-
-impl ChildInfo {
-    /// sendChildInfoGeneric: measure COW (throttled for progress reports),
-    /// log it, and send `[type, keys, cow]` to the parent.
-    fn send(&mut self, info_type: u64, keys: u64) {
-        let now = Instant::now();
-        let due = self.cow_updated.is_none_or(|t| {
-            now.duration_since(t).as_micros() as u64 > self.cow_cost_us * CHILD_COW_DUTY_CYCLE
-        });
-        if info_type != CHILD_INFO_TYPE_CURRENT_INFO || due {
-            self.cow = private_dirty_bytes();
-            let done = Instant::now();
-            self.cow_cost_us = done.duration_since(now).as_micros() as u64;
-            self.cow_updated = Some(done);
-            self.peak = self.peak.max(self.cow);
-            self.sum += self.cow;
-            self.updates += 1;
-            let final_info = info_type != CHILD_INFO_TYPE_CURRENT_INFO;
-            if self.cow > 0 || final_info {
-                server_log(
-                    if final_info {
-                        LogLevel::Notice
-                    } else {
-                        LogLevel::Verbose
-                    },
-                    &format!(
-                        "Fork CoW for RDB: current {} MB, peak {} MB, average {} MB",
-                        self.cow >> 20,
-                        self.peak >> 20,
-                        (self.sum / self.updates) >> 20
-                    ),
-                );
-            }
-        }
-        let mut msg = [0u8; 24];
-        msg[..8].copy_from_slice(&info_type.to_le_bytes());
-        msg[8..16].copy_from_slice(&keys.to_le_bytes());
-        msg[16..].copy_from_slice(&self.cow.to_le_bytes());
-        // SAFETY: writing a stack buffer to our own pipe descriptor.
-        unsafe {
-            libc::write(self.fd, msg.as_ptr().cast(), msg.len());
-        }
-    }
-}
-
 /// rdbSaveBackground: fork, and let the child write the snapshot.
 pub fn rdb_save_background(srv: &mut Server) -> Result<(), SaveError> {
     if crate::aof::has_active_child_process(srv) {
@@ -466,23 +372,10 @@ pub fn rdb_save_background(srv: &mut Server) -> Result<(), SaveError> {
     srv.rdb.dirty_before_bgsave = srv.dirty;
     srv.rdb.lastbgsave_try = mstime() / 1000;
 
-    // The child info pipe: the child writes, the parent reads without
-    // blocking from server_cron.
-    let mut fds = [0 as libc::c_int; 2];
-    // SAFETY: pipe2 fills `fds` with two new descriptors on success.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-        fds = [-1, -1];
-    }
-    let keys_total: u64 = srv.dbs.iter().map(|d| d.size() as u64).sum();
-
     let pid = match crate::server::redis_fork(srv, crate::server::ChildType::Rdb) {
-        Ok(0) => rdb_child_main(srv, fds),
+        Ok(0) => rdb_child_main(srv),
         Ok(pid) => pid,
         Err(e) => {
-            for fd in fds.into_iter().filter(|&fd| fd >= 0) {
-                // SAFETY: both ends are ours and unused.
-                unsafe { libc::close(fd) };
-            }
             srv.rdb.lastbgsave_ok = false;
             server_log(
                 LogLevel::Warning,
@@ -494,15 +387,7 @@ pub fn rdb_save_background(srv: &mut Server) -> Result<(), SaveError> {
             return Err(SaveError);
         }
     };
-    if fds[1] >= 0 {
-        // SAFETY: closing our copy of the write end, which we own.
-        unsafe { libc::close(fds[1]) };
-    }
     srv.rdb.child_pid = Some(pid);
-    // SAFETY: fds[0] is a fresh descriptor that nothing else owns.
-    srv.rdb.child_info_pipe = (fds[0] >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fds[0]) });
-    srv.rdb.child_info_buf.clear();
-    srv.rdb.current_save_keys_total = keys_total;
     server_log(
         LogLevel::Notice,
         &format!("Background saving started by pid {pid}"),
@@ -511,33 +396,12 @@ pub fn rdb_save_background(srv: &mut Server) -> Result<(), SaveError> {
     Ok(())
 }
 
-/// The BGSAVE child: write the snapshot, report COW, `_exit`.
-fn rdb_child_main(srv: &Server, fds: [libc::c_int; 2]) -> ! {
-    // redis_fork has set up the child; the read end of the pipe is the
-    // parent's (closing it means a dead parent gives us a write error).
-    if fds[0] >= 0 {
-        // SAFETY: closing the child's copy of an inherited descriptor.
-        unsafe { libc::close(fds[0]) };
-    }
-    let mut info = ChildInfo {
-        fd: fds[1],
-        cow: 0,
-        peak: 0,
-        sum: 0,
-        updates: 0,
-        cow_updated: None,
-        cow_cost_us: 0,
-        last_sent: Instant::now(),
-    };
+/// The BGSAVE child: write the snapshot, report progress and CoW through
+/// the child info pipe (childinfo.rs), `_exit`.
+fn rdb_child_main(srv: &Server) -> ! {
+    let mut info = ChildInfoSender::new("RDB");
     let filename = srv.config.dbfilename.clone();
-    let ok = rdb_save_file(srv, &filename, |keys| {
-        // Every 1024 keys, at most once a second: progress for INFO.
-        if keys & 1023 == 0 && info.last_sent.elapsed().as_millis() >= 1000 {
-            info.send(CHILD_INFO_TYPE_CURRENT_INFO, keys);
-            info.last_sent = Instant::now();
-        }
-    })
-    .is_ok();
+    let ok = rdb_save_file(srv, &filename, |keys| info.progress(keys)).is_ok();
     if ok {
         info.send(CHILD_INFO_TYPE_RDB_COW_SIZE, 0);
     }
@@ -545,36 +409,6 @@ fn rdb_child_main(srv: &Server, fds: [libc::c_int; 2]) -> ! {
     // a process that shares its parent's state.
     // SAFETY: terminating the child process.
     unsafe { libc::_exit(if ok { 0 } else { 1 }) }
-}
-
-/// receiveChildInfo + updateChildInfo: drain the pipe (non-blocking).
-fn receive_child_info(srv: &mut Server) {
-    let Some(fd) = srv.rdb.child_info_pipe.as_ref().map(|f| f.as_raw_fd()) else {
-        return;
-    };
-    let mut buf = [0u8; 24 * 16];
-    loop {
-        // SAFETY: reading into a stack buffer from our own descriptor.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        srv.rdb.child_info_buf.extend_from_slice(&buf[..n as usize]);
-    }
-    while srv.rdb.child_info_buf.len() >= 24 {
-        let m: Vec<u8> = srv.rdb.child_info_buf.drain(..24).collect();
-        let word = |i: usize| u64::from_le_bytes(m[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]));
-        let (info_type, keys, cow) = (word(0), word(1), word(2));
-        let st = &mut srv.rdb;
-        st.current_cow_peak = st.current_cow_peak.max(cow);
-        if info_type == CHILD_INFO_TYPE_CURRENT_INFO {
-            st.current_cow_bytes = cow;
-            st.current_cow_updated = Some(Instant::now());
-            st.current_save_keys_processed = keys;
-        } else if info_type == CHILD_INFO_TYPE_RDB_COW_SIZE {
-            st.stat_rdb_cow_bytes = st.current_cow_peak;
-        }
-    }
 }
 
 /// The BGSAVE child ended (reaped by server::check_children_done): count
@@ -587,7 +421,7 @@ pub fn background_save_done(srv: &mut Server, exitcode: i32, bysignal: i32) {
         background_save_done_handler(srv, exitcode, bysignal);
     }
     if bysignal == 0 && exitcode == 0 {
-        receive_child_info(srv);
+        crate::childinfo::receive_child_info(srv);
     }
     reset_child_state(srv);
     // Replicas waiting for this RDB get it now (updateSlavesWaitingBgsave).
@@ -633,15 +467,8 @@ fn background_save_done_handler(srv: &mut Server, exitcode: i32, bysignal: i32) 
 
 /// resetChildState.
 fn reset_child_state(srv: &mut Server) {
-    let st = &mut srv.rdb;
-    st.child_pid = None;
-    st.child_info_pipe = None;
-    st.child_info_buf.clear();
-    st.current_cow_peak = 0;
-    st.current_cow_bytes = 0;
-    st.current_cow_updated = None;
-    st.current_save_keys_processed = 0;
-    st.current_save_keys_total = 0;
+    srv.rdb.child_pid = None;
+    crate::childinfo::close_child_info_pipe(srv);
     storage::dict::set_resize_allowed(true);
 }
 
@@ -664,9 +491,6 @@ pub fn kill_rdb_child(srv: &mut Server) {
 pub fn rdb_cron(srv: &mut Server) {
     let now = mstime() / 1000;
     if srv.rdb.has_active_child() {
-        if crate::server::run_with_period(srv, 1000) {
-            receive_child_info(srv);
-        }
         return;
     }
     // An AOF rewrite child runs: one child at a time.

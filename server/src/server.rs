@@ -246,6 +246,8 @@ pub struct Server {
     pub inst_net_output: InstMetric,
     pub inst_net_repl_input: InstMetric,
     pub inst_net_repl_output: InstMetric,
+    /// The running fork child's progress and CoW (childinfo.rs).
+    pub child_info: crate::childinfo::CurrentChildInfo,
     /// Changes since the last save (rdb_changes_since_last_save).
     pub dirty: u64,
     /// Process start, for uptime.
@@ -412,6 +414,7 @@ impl Server {
             inst_net_output: InstMetric::default(),
             inst_net_repl_input: InstMetric::default(),
             inst_net_repl_output: InstMetric::default(),
+            child_info: Default::default(),
             dirty: 0,
             start_time: Instant::now(),
             start_unix: mstime() / 1000,
@@ -1115,7 +1118,11 @@ pub fn server_cron(srv: &mut Server) {
     if srv.tracking.clients > 0 {
         crate::tracking::tracking_limit_used_slots(srv);
     }
-    // checkChildrenDone, then the save points (rdb.rs).
+    // A running child's progress, once a second (receiveChildInfo), then
+    // checkChildrenDone and the save points (rdb.rs).
+    if (srv.rdb.child_pid.is_some() || srv.aof.child_pid.is_some()) && run_with_period(srv, 1000) {
+        crate::childinfo::receive_child_info(srv);
+    }
     check_children_done(srv);
     // Reap a BGSAVE child, or start one when a save point is due.
     crate::rdb::rdb_cron(srv);
@@ -1491,6 +1498,11 @@ pub enum ChildType {
 /// child still runs, logs with role `C`, and leaves with `_exit`. jemalloc
 /// makes malloc safe across fork itself (its pthread_atfork handlers).
 pub fn redis_fork(srv: &mut Server, purpose: ChildType) -> std::io::Result<libc::pid_t> {
+    // The persistence children report progress and CoW (childinfo.rs).
+    let persistence = purpose == ChildType::Rdb || purpose == ChildType::Aof;
+    if persistence {
+        crate::childinfo::open_child_info_pipe(srv);
+    }
     let start = Instant::now();
     // SAFETY: fork() in a multi-threaded process; the child follows the
     // rules above.
@@ -1519,7 +1531,11 @@ pub fn redis_fork(srv: &mut Server, purpose: ChildType) -> std::io::Result<libc:
         return Ok(0);
     }
     if pid < 0 {
-        return Err(std::io::Error::last_os_error());
+        let e = std::io::Error::last_os_error();
+        if persistence {
+            crate::childinfo::close_child_info_pipe(srv);
+        }
+        return Err(e);
     }
     let fork_us = start.elapsed().as_micros() as u64;
     srv.stats.total_forks += 1;
@@ -1527,7 +1543,8 @@ pub fn redis_fork(srv: &mut Server, purpose: ChildType) -> std::io::Result<libc:
     let threshold = srv.config.latency_monitor_threshold;
     srv.latency
         .add_sample_if_needed(threshold, "fork", fork_us / 1000);
-    if purpose == ChildType::Rdb || purpose == ChildType::Aof {
+    if persistence {
+        crate::childinfo::child_forked(srv);
         // updateDictResizePolicy: no rehashing while pages are shared
         // with a saving child (every moved entry would be a copied page).
         storage::dict::set_resize_allowed(false);

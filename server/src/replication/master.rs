@@ -1485,7 +1485,11 @@ fn rdb_save_to_slaves_sockets(srv: &mut Server, mut running: Option<&mut Client>
             }
             // SAFETY: p[1] is ours alone in the child.
             let out = unsafe { std::fs::File::from_raw_fd(p[1]) };
-            let ok = rdb_save_rio_with_eof_mark(srv, out).is_ok();
+            let mut info = crate::childinfo::ChildInfoSender::new("RDB");
+            let ok = rdb_save_rio_with_eof_mark(srv, out, &mut info).is_ok();
+            if ok {
+                info.send(crate::childinfo::CHILD_INFO_TYPE_RDB_COW_SIZE, 0);
+            }
             let mut dummy = [0u8; 1];
             // SAFETY: a blocking read on our own descriptor; it returns
             // when the parent closes the other end.
@@ -1565,10 +1569,14 @@ fn rdb_save_to_slaves_sockets(srv: &mut Server, mut running: Option<&mut Client>
 
 /// rdbSaveRioWithEOFMark (in the child): `$EOF:<mark>\r\n`, the RDB, the
 /// mark again. The replica knows the end when it sees the mark.
-fn rdb_save_rio_with_eof_mark(srv: &Server, mut out: std::fs::File) -> io::Result<()> {
+fn rdb_save_rio_with_eof_mark(
+    srv: &Server,
+    mut out: std::fs::File,
+    info: &mut crate::childinfo::ChildInfoSender,
+) -> io::Result<()> {
     let mark = crate::server::random_hex(RDB_EOF_MARK_SIZE);
     out.write_all(format!("$EOF:{mark}\r\n").as_bytes())?;
-    let mut out = crate::rdb::rdb_save_rio(srv, out, false, |_| {})?;
+    let mut out = crate::rdb::rdb_save_rio(srv, out, false, |keys| info.progress(keys))?;
     out.write_all(mark.as_bytes())?;
     out.flush()
 }
