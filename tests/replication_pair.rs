@@ -398,3 +398,87 @@ fn replication_traffic_is_counted_apart_on_lite() {
 fn replication_traffic_is_counted_apart_on_redis_server() {
     repl_traffic(true);
 }
+
+/// A master restarted from its own RDB keeps the history the file was
+/// saved at as its secondary id (loadDataFromDisk, 7.0): its replica
+/// continues with +CONTINUE instead of a full sync, and the DEL of a key
+/// that expired while the master was down reaches the replica through the
+/// backlog (RDBFLAGS_FEED_REPL). The restarted master has a new port, so
+/// the replica is pointed at it with REPLICAOF, which keeps its cached
+/// master. The same scenario runs on a real redis-server pair.
+fn master_restart(real: bool) {
+    let start = |args: &[&str]| -> Option<Process> {
+        if real {
+            RealRedis::start_with(args)
+        } else {
+            Some(Server::start_with(args))
+        }
+    };
+    let dir = common::temp_path(if real { "restart-real" } else { "restart-lite" });
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir = dir.to_str().unwrap().to_string();
+    let margs = ["--dir", &dir, "--repl-diskless-sync-delay", "0"];
+    let Some(mut master) = start(&margs) else {
+        return common::skipped("redis-server not installed");
+    };
+    let mport = master.port.to_string();
+    let replica = start(&["--replicaof", "127.0.0.1", &mport]).unwrap();
+    wait_link_up(&replica);
+    let mut m = master.connect();
+    workload(&mut m, "before");
+    m.must(&["SET", "dies-on-disk", "v", "PX", "1500"]);
+    wait_offsets_equal(&master, &replica);
+    let old_id = info_field(&mut m, "replication", "master_replid");
+    let old_off: i64 = info_field(&mut m, "replication", "master_repl_offset")
+        .parse()
+        .unwrap();
+    let _ = m.send_cmd(&["SHUTDOWN", "SAVE"]);
+    wait_until("the master exits", || !master.is_alive());
+    drop(master);
+    // The key expires while the file sits on disk.
+    std::thread::sleep(std::time::Duration::from_millis(1600));
+
+    let master = start(&margs).unwrap();
+    let mut m = master.connect();
+    assert_eq!(info_field(&mut m, "replication", "master_replid2"), old_id);
+    // Valid up to the offset saved in the file: ours at the SHUTDOWN, or
+    // a little more when Redis sent REPLCONF GETACK while it waited for
+    // the replica to acknowledge.
+    let second: i64 = info_field(&mut m, "replication", "second_repl_offset")
+        .parse()
+        .unwrap();
+    assert!(
+        second > old_off && second <= old_off + 1 + 64,
+        "{second} vs {old_off}"
+    );
+    assert_eq!(
+        info_field(&mut m, "replication", "repl_backlog_active"),
+        "1"
+    );
+    // The DEL of the expired key is the backlog's only content.
+    let off: i64 = info_field(&mut m, "replication", "master_repl_offset")
+        .parse()
+        .unwrap();
+    assert!(off > old_off, "{off} vs {old_off}");
+    let mut r = replica.connect();
+    r.must(&["REPLICAOF", "127.0.0.1", &master.port.to_string()]);
+    wait_link_up(&replica);
+    wait_offsets_equal(&master, &replica);
+    assert_eq!(stat(&master, "sync_full"), 0, "no full sync");
+    assert_eq!(stat(&master, "sync_partial_ok"), 1);
+    assert_eq!(r.must(&["DBSIZE"]), m.must(&["DBSIZE"]));
+    wait_digests_equal(&master, &replica);
+    workload(&mut m, "after");
+    wait_digests_equal(&master, &replica);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn master_restarted_from_its_rdb_continues_its_replicas_on_lite() {
+    master_restart(false);
+}
+
+#[test]
+fn master_restarted_from_its_rdb_continues_its_replicas_on_redis_server() {
+    master_restart(true);
+}

@@ -202,12 +202,13 @@ pub fn run(args: &[String]) -> i32 {
     server::linux_memory_warnings(&srv);
     // used_memory_startup: what the empty server holds (InitServerLast).
     srv.initial_memory_usage = memory::used_memory();
+    // `replicaof` in the config: a replica from the start (the load keeps
+    // keys that expired on disk); cron connects to the master.
+    replication::replica::replication_init_from_config(&mut srv);
     shutdown::set_loading(true);
     // The AOF when appendonly yes, else the RDB file (aof.rs).
     aof::load_data_from_disk(&mut srv);
     shutdown::set_loading(false);
-    // `replicaof` in the config: cron connects to the master.
-    replication::replica::replication_init_from_config(&mut srv);
     if !srv.listeners.is_empty() {
         server_log(LogLevel::Notice, "Ready to accept connections");
     }

@@ -76,6 +76,9 @@ pub struct RdbState {
     /// from its own RDB continues its master's history from there.
     pub last_repl_id: Option<String>,
     pub last_repl_offset: i64,
+    /// RDBFLAGS_FEED_REPL: the start-up load of a master, whose DELs of
+    /// keys that expired on disk go into the replication backlog.
+    pub feed_repl: bool,
     /// DEBUG SET-SKIP-CHECKSUM-VALIDATION: RDB and DUMP checksums are not
     /// checked (Redis's corrupt-dump tests feed mangled payloads this way).
     pub skip_checksum_validation: bool,
@@ -98,6 +101,7 @@ impl Default for RdbState {
             last_repl_stream_db: -1,
             last_repl_id: None,
             last_repl_offset: -1,
+            feed_repl: false,
             skip_checksum_validation: false,
         }
     }
@@ -687,6 +691,19 @@ fn rdb_load_rio<R: io::Read>(
                     && meta.expire_ms.is_some_and(|t| t < now)
                 {
                     srv.rdb.last_load_keys_expired += 1;
+                    if srv.rdb.feed_repl {
+                        let del = if srv.config.lazyfree_lazy_expire {
+                            "UNLINK"
+                        } else {
+                            "DEL"
+                        };
+                        let argv = [bytes::Bytes::from_static(del.as_bytes()), key.into()];
+                        crate::replication::master::replication_feed_slaves(
+                            srv,
+                            dbid as i64,
+                            &argv,
+                        );
+                    }
                     continue;
                 }
                 let mut o = RObj::new(value, crate::evict::object_lru_init(srv));
@@ -806,14 +823,41 @@ fn log_aux_field(_srv: &Server, key: &[u8], value: &[u8]) {
 pub fn load_data_from_disk(srv: &mut Server) {
     let start = Instant::now();
     let filename = srv.config.dbfilename.clone();
-    match rdb_load(srv, &filename, LoadMode::Fresh) {
-        Ok(()) => server_log(
-            LogLevel::Notice,
-            &format!(
-                "DB loaded from disk: {:.3} seconds",
-                start.elapsed().as_secs_f64()
-            ),
-        ),
+    // A master may drop keys that expired on disk: their DELs go into a
+    // backlog made now, for the replicas that continue after the restart.
+    let i_am_master = srv.repl.masterhost.is_none();
+    if i_am_master {
+        crate::replication::master::create_replication_backlog(srv);
+        srv.rdb.feed_repl = true;
+    }
+    let loaded = rdb_load(srv, &filename, LoadMode::Fresh);
+    srv.rdb.feed_repl = false;
+    let mut history = false;
+    match loaded {
+        Ok(()) => {
+            server_log(
+                LogLevel::Notice,
+                &format!(
+                    "DB loaded from disk: {:.3} seconds",
+                    start.elapsed().as_secs_f64()
+                ),
+            );
+            // Restore the replication id and offset the file was saved at.
+            let (db, off) = (srv.rdb.last_repl_stream_db, srv.rdb.last_repl_offset);
+            if let Some(id) = srv
+                .rdb
+                .last_repl_id
+                .clone()
+                .filter(|_| off != -1 && db != -1)
+            {
+                history = true;
+                if i_am_master {
+                    crate::replication::master::restore_master_history(srv, id, off);
+                } else if (db as usize) < srv.dbs.len() {
+                    crate::replication::replica::restore_replica_history(srv, id, off, db as usize);
+                }
+            }
+        }
         Err(LoadError::Open(e)) if e.kind() == io::ErrorKind::NotFound => {}
         Err(LoadError::Open(e)) => {
             server_log(
@@ -826,6 +870,10 @@ pub fn load_data_from_disk(srv: &mut Server) {
             std::process::exit(1);
         }
         Err(LoadError::Bad(msg)) => fatal_load_error(&msg),
+    }
+    // Without a history to continue, the backlog only costs memory.
+    if !history && srv.repl.backlog.is_some() {
+        crate::replication::master::free_replication_backlog(srv);
     }
 }
 

@@ -30,9 +30,10 @@
 //! cancels the shutdown unless FORCE was given: the server keeps running,
 //! the SHUTDOWN caller gets an error.
 //!
-//! redis-lite has no replicas, so Redis's wait for lagging replicas
-//! (`shutdown-timeout`, SHUTDOWN NOW) never has anything to wait for: the
-//! shutdown always finishes in the call that started it.
+//! Not yet: Redis's wait for lagging replicas (`shutdown-timeout`, the
+//! SHUTDOWN caller blocked, writes paused, REPLCONF GETACK sent, SHUTDOWN
+//! NOW to skip it): here the shutdown always finishes in the call that
+//! started it, even with replicas attached.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 

@@ -201,6 +201,22 @@ pub fn create_replication_backlog(srv: &mut Server) {
     srv.propagate.repl_enabled = true;
 }
 
+/// loadDataFromDisk, the master branch: the history the RDB was saved at
+/// becomes our secondary id, valid up to its offset, so replicas of the
+/// master we were before the restart continue with +CONTINUE. The backlog
+/// (created before loading) holds the DELs of the keys that expired on
+/// disk; its offsets are moved on top of the old history.
+pub fn restore_master_history(srv: &mut Server, id: String, offset: i64) {
+    srv.repl.replid2 = id;
+    srv.repl.second_replid_offset = offset + 1;
+    srv.repl.master_repl_offset += offset;
+    let off = srv.repl.master_repl_offset;
+    if let Some(b) = srv.repl.backlog.as_mut() {
+        b.offset = off - b.histlen as i64 + 1;
+    }
+    srv.repl.repl_no_slaves_since = unixtime();
+}
+
 /// freeReplicationBacklog.
 pub fn free_replication_backlog(srv: &mut Server) {
     srv.repl.backlog = None;

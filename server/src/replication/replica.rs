@@ -314,27 +314,25 @@ pub fn shift_replication_id(srv: &mut Server) {
 }
 
 /// `replicaof` in the config file or on the command line: be a replica
-/// from the start; replication_cron connects within a second.
+/// from the start (before the data is loaded: a replica keeps the keys
+/// that expired on disk); replication_cron connects within a second.
 pub fn replication_init_from_config(srv: &mut Server) {
     if let Some(Value::ReplicaOf(Some((host, port)))) = srv.config.value("replicaof").cloned() {
         srv.repl.masterhost = Some(host);
         srv.repl.masterport = port as u16;
         srv.repl.repl_state = ReplState::Connect;
-        // loadDataFromDisk (the !iAmMaster branch): the RDB we started from
-        // carries our master's id and offset: synthesize a cached master
-        // from them, so the first PSYNC may continue instead of a full sync.
-        let db = srv.rdb.last_repl_stream_db;
-        let off = srv.rdb.last_repl_offset;
-        if let Some(id) = srv.rdb.last_repl_id.clone() {
-            if off != -1 && db >= 0 && (db as usize) < srv.dbs.len() {
-                srv.repl.replid = id;
-                srv.repl.master_repl_offset = off;
-                replication_cache_master_using_myself(srv);
-                if let Some(cm) = srv.repl.replica.cached_master.as_mut() {
-                    cm.db = db as usize;
-                }
-            }
-        }
+    }
+}
+
+/// loadDataFromDisk, the replica branch: the RDB we started from carries
+/// our master's id and offset: synthesize a cached master from them, so
+/// the first PSYNC may continue instead of a full sync.
+pub fn restore_replica_history(srv: &mut Server, id: String, offset: i64, db: usize) {
+    srv.repl.replid = id;
+    srv.repl.master_repl_offset = offset;
+    replication_cache_master_using_myself(srv);
+    if let Some(cm) = srv.repl.replica.cached_master.as_mut() {
+        cm.db = db;
     }
 }
 
