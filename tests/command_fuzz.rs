@@ -14,7 +14,7 @@
 //! junk, dropped, or one added).
 //!
 //! The keyspace holds every type and encoding (int/embstr/raw strings,
-//! listpack and quicklist lists, intset/listpack/hashtable sets, listpack
+//! short and long (quicklist) lists, intset and hashtable sets, listpack
 //! and skiplist zsets, listpack and hashtable hashes, a stream with a group
 //! and pending entries, an HLL, a geo set, a bitmap, a key with a TTL) and is
 //! rebuilt every `REPOPULATE_EVERY` calls, so types drift and come back.
@@ -33,7 +33,12 @@
 //! that would make a call block, sleep or allocate without bound get safe
 //! values (`fixed_value`): blocking time-outs are short and never 0, bit
 //! offsets stay small, random counts stay small, MIGRATE goes to a closed
-//! port on 127.0.0.1, SELECT/SWAPDB/MOVE/COPY never touch db 9.
+//! port on 127.0.0.1, SELECT/SWAPDB/MOVE/COPY never touch db 9; the calls
+//! where a mangled argument could do that are generated whole (`WHOLE`). A
+//! DEBUG RELOAD (or an EXEC) waits for a running BGSAVE child first
+//! (`wait_no_bgsave`). With `REDIS_LITE_BIN=$(command -v redis-server)`
+//! the same run passes on Redis 7.0.15: nothing here is tailored to
+//! redis-lite.
 //!
 //! Deterministic (fixed-seed xorshift, no extra crates) and bounded:
 //! `CMD_FUZZ_STEPS` calls (default 30000), `CMD_FUZZ_SECONDS` (default 45;
