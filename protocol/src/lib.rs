@@ -20,6 +20,7 @@
 //! more; the command handler answers through `reply::bulk`, `reply::integer`
 //! and friends, which append RESP bytes to the client's output buffer.
 
+pub mod fuzz;
 pub mod reply;
 pub mod request;
 pub mod util;

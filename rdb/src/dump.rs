@@ -79,3 +79,40 @@ pub fn load_dump_payload_counted(
     });
     (res, r.sanitizations)
 }
+
+/// The DUMP payload decoder as a fuzz target, one function taking
+/// arbitrary bytes, so the coverage-guided campaign
+/// (`fuzz/fuzz_targets/dump_payload.rs`, `cargo +nightly fuzz run
+/// dump_payload`) and the stable deterministic one (`tests/restore_fuzz.rs`,
+/// which feeds it mutations of real DUMPs) run the same code.
+///
+/// RESTORE's path without the network: the footer check (the checksum is
+/// skipped, as `DEBUG SET-SKIP-CHECKSUM-VALIDATION 1` does, or a fuzzer
+/// would never get past it), then the decoder with and without deep
+/// sanitization. A value that decodes must survive its own DUMP: encoded
+/// again (plain and LZF), it decodes again. Panics only on a bug.
+pub fn fuzz_dump_payload(data: &[u8]) {
+    if verify_dump_payload(data, true).is_none() {
+        return;
+    }
+    for deep in [false, true] {
+        let Ok(Some(v)) = load_dump_payload(data, LoadLimits::default(), deep) else {
+            continue;
+        };
+        let o = RObj::new(v, 0);
+        for compress in [false, true] {
+            let again = create_dump_payload(&o, compress);
+            assert!(
+                verify_dump_payload(&again, false).is_some(),
+                "our own DUMP fails its checksum"
+            );
+            match load_dump_payload(&again, LoadLimits::default(), deep) {
+                Ok(Some(_)) => {}
+                other => panic!(
+                    "a value decoded (deep {deep}) does not decode from its own DUMP: {:?}",
+                    other.err()
+                ),
+            }
+        }
+    }
+}
