@@ -241,3 +241,57 @@ fn info_values_after_the_same_activity_match_redis() {
     assert!(diff.is_empty(), "INFO values differ:\n{}", diff.join("\n"));
     assert_eq!(real_vals.len(), lite_vals.len());
 }
+
+/// CONFIG RESETSTAT clears the counters that live beside their subsystem
+/// (resetServerStats): sync_full / sync_partial_err from a raw PSYNC,
+/// rdb_saves, aof_rewrites, total_forks, as redis-server does.
+#[test]
+fn config_resetstat_clears_sync_save_and_rewrite_counters_like_redis() {
+    let fields = [
+        "sync_full",
+        "sync_partial_ok",
+        "sync_partial_err",
+        "rdb_saves",
+        "aof_rewrites",
+        "total_forks",
+    ];
+    let run = |p: &common::Process| -> Vec<(String, String)> {
+        let mut c = p.connect();
+        // A full sync for a replica that knows nothing (counted as
+        // sync_full and, for `?`, as sync_partial_err too).
+        let mut fake = p.connect();
+        let _ = fake.send_cmd(&["PSYNC", "?", "-1"]);
+        let mut before = Vec::new();
+        for _ in 0..200 {
+            let info = text(&c.must(&["INFO", "stats"]));
+            if info.contains("sync_full:1") {
+                before.push("synced".to_string());
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        assert_eq!(before, ["synced"], "the raw PSYNC got a full sync");
+        drop(fake);
+        c.must(&["SAVE"]);
+        c.must(&["CONFIG", "RESETSTAT"]);
+        let info = text(&c.must(&["INFO", "everything"]));
+        let mut out = Vec::new();
+        for f in fields {
+            let v = info
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{f}:")))
+                .unwrap_or("missing")
+                .trim()
+                .to_string();
+            out.push((f.to_string(), v));
+        }
+        out
+    };
+    let lite = Server::start_with(&["--repl-diskless-sync-delay", "0"]);
+    let ours = run(&lite);
+    assert!(ours.iter().all(|(_, v)| v == "0"), "{ours:?}");
+    match RealRedis::start_with(&["--repl-diskless-sync-delay", "0"]) {
+        Some(real) => assert_eq!(ours, run(&real), "redis-lite vs redis-server"),
+        None => common::skipped("redis-server not installed: ran on redis-lite only"),
+    }
+}

@@ -50,7 +50,11 @@ pub const AE_WHILE_BLOCKED: u32 = 1 << 3;
 /// aeMain: run loop passes until shutdown (which exits the process).
 pub fn ae_main(srv: &mut Server) {
     let mut events = Events::with_capacity(EVENTS_PER_POLL);
-    let mut next_cron = Instant::now() + server::cron_period(srv);
+    // The first server_cron runs 1 ms after start, as Redis's
+    // aeCreateTimeEvent(el, 1, serverCron): its once-a-second work (cron
+    // loop 0: replicationCron's first PING check, say) happens before any
+    // client or replica had time to connect.
+    let mut next_cron = Instant::now() + std::time::Duration::from_millis(1);
     loop {
         ae_process_events(srv, &mut events, &mut next_cron, AE_ALL_EVENTS);
     }

@@ -2557,6 +2557,16 @@ pub fn config_resetstat_command(srv: &mut Server, c: &mut Client) {
     srv.inst_ops = Default::default();
     srv.inst_net_input = Default::default();
     srv.inst_net_output = Default::default();
+    srv.inst_net_repl_input = Default::default();
+    srv.inst_net_repl_output = Default::default();
+    // The counters that live beside their subsystem's state.
+    srv.repl.stat_sync_full = 0;
+    srv.repl.stat_sync_partial_ok = 0;
+    srv.repl.stat_sync_partial_err = 0;
+    srv.rdb.stat_rdb_saves = 0;
+    srv.aof.stat_aof_rewrites = 0;
+    srv.aof.stat_aofrw_consecutive_failures = 0;
+    srv.aof.delayed_fsync = 0;
     for cmd in srv.commands.commands.iter_mut() {
         cmd.stats = Default::default();
         cmd.histogram.reset();
