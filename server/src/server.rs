@@ -893,6 +893,7 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
         crate::propagate::propagate_pending_commands(srv, true);
     }
     let prev_call_flags = std::mem::replace(&mut srv.propagate.call_flags, 0);
+    let strip = std::mem::take(&mut srv.propagate.next_call_strip);
     let dirty_before = srv.dirty;
     let repl_offset_before = srv.repl.master_repl_offset;
     let reply_len_before = crate::recorder::call_begin(c);
@@ -914,7 +915,7 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     // delete arbitrary expired keys: no MULTI around those.
     let dirty = srv.dirty > dirty_before;
     let is_exec = srv.commands.get(id).fullname == "exec";
-    crate::propagate::call_propagate(srv, c.db, &c.argv, dirty, is_exec);
+    crate::propagate::call_propagate(srv, c.db, &c.argv, dirty, is_exec, strip);
     srv.propagate.call_flags = prev_call_flags;
     if srv.propagate.in_nested_call == 0 {
         let arbitrary = matches!(srv.commands.get(id).fullname, "scan" | "randomkey");
