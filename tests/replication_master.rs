@@ -287,6 +287,39 @@ fn sync_streams_what_redis_streams_for_the_same_commands() {
     );
 }
 
+/// redis.set_repl(): only the commands a script left REPL_ALL or
+/// REPL_REPLICA for reach the stream (eval and function alike).
+#[test]
+fn set_repl_selects_what_a_script_sends_to_replicas() {
+    let script = "redis.call('set','a','1'); redis.set_repl(redis.REPL_NONE); \
+                  redis.call('set','b','2'); redis.set_repl(redis.REPL_AOF); \
+                  redis.call('set','c','3'); redis.set_repl(redis.REPL_REPLICA); \
+                  redis.call('set','d','4'); redis.set_repl(redis.REPL_ALL); \
+                  redis.call('set','e','5')";
+    let lib = format!("#!lua name=repl\nredis.register_function('f', function() {script} end)");
+    let cmds: Vec<Vec<&str>> = vec![
+        vec!["EVAL", script, "0"],
+        vec!["FUNCTION", "LOAD", &lib],
+        vec!["FCALL", "f", "0"],
+    ];
+    let lite = Server::start();
+    let ours = sync_stream(lite.port, &cmds);
+    let t = text(&ours);
+    assert!(
+        !t.contains("$1\r\nb\r\n") && !t.contains("$1\r\nc\r\n"),
+        "{t}"
+    );
+    assert!(
+        t.contains("$1\r\nd\r\n") && t.contains("$1\r\ne\r\n"),
+        "{t}"
+    );
+    let Some(real) = RealRedis::start() else {
+        return;
+    };
+    let theirs = sync_stream(real.port, &cmds);
+    assert_eq!(t, text(&theirs));
+}
+
 #[test]
 fn redis_cli_rdb_gets_a_dump_redis_check_rdb_accepts() {
     let (Some(cli), Some(check)) = (require_tool("redis-cli"), require_tool("redis-check-rdb"))

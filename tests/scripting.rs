@@ -386,3 +386,61 @@ fn blocked_popper_waits_for_a_timed_out_script_like_redis() {
     });
     assert_eq!(replies.1, b"*2\r\n$1\r\nx\r\n$1\r\nz\r\n");
 }
+
+/// A replica whose link is down with replica-serve-stale-data no: a script
+/// without a shebang gets MASTERDOWN, one with flags needs allow-stale and
+/// then may call only stale commands; a write script on a read-only
+/// replica is refused before it runs (scriptPrepareForRun).
+fn stale_and_readonly_scripts(p: &Process) -> Vec<String> {
+    let mut c = p.connect();
+    let mut out = Vec::new();
+    let mut run = |c: &mut Conn, args: &[&str]| {
+        out.push(String::from_utf8_lossy(&c.must(args)).into_owned());
+    };
+    run(&mut c, &["CONFIG", "SET", "replica-serve-stale-data", "no"]);
+    // Port 1 on the loopback: nothing listens, the link stays down.
+    run(&mut c, &["REPLICAOF", "127.0.0.1", "1"]);
+    run(&mut c, &["EVAL", "return redis.call('get','x')", "1", "x"]);
+    run(&mut c, &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]);
+    run(&mut c, &["EVAL", "#!lua\nreturn 1", "0"]);
+    run(
+        &mut c,
+        &["EVAL", "#!lua flags=allow-stale,no-writes\nreturn 1", "0"],
+    );
+    run(
+        &mut c,
+        &[
+            "EVAL",
+            "#!lua flags=allow-stale,no-writes\nreturn redis.call('get','x')",
+            "1",
+            "x",
+        ],
+    );
+    run(
+        &mut c,
+        &[
+            "EVAL",
+            "#!lua flags=allow-stale,no-writes\nreturn redis.call('echo','hi')",
+            "0",
+        ],
+    );
+    run(&mut c, &["EVAL", "#!lua flags=allow-stale\nreturn 1", "0"]);
+    run(
+        &mut c,
+        &["CONFIG", "SET", "replica-serve-stale-data", "yes"],
+    );
+    run(&mut c, &["EVAL", "#!lua\nreturn 1", "0"]);
+    run(&mut c, &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"]);
+    run(&mut c, &["REPLICAOF", "NO", "ONE"]);
+    run(&mut c, &["EVAL", "#!lua\nreturn 1", "0"]);
+    out
+}
+
+#[test]
+fn scripts_on_a_stale_or_read_only_replica_are_refused_as_in_redis() {
+    let ours = common::run_on_both(stale_and_readonly_scripts);
+    assert!(
+        ours[2].starts_with("-MASTERDOWN Link with MASTER is down and"),
+        "{ours:?}"
+    );
+}

@@ -233,7 +233,7 @@ fn strerror(e: &io::Error) -> String {
     crate::config::strerror(e)
 }
 
-fn strerror_code(code: i32) -> String {
+pub fn strerror_code(code: i32) -> String {
     strerror(&io::Error::from_raw_os_error(code))
 }
 

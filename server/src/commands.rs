@@ -907,6 +907,13 @@ pub static COMMAND_TABLE: &[CommandSpec] = &[
         NOKEYS,
     ),
     cmd(
+        "failover",
+        crate::replication::failover::failover_command,
+        -1,
+        A | NS | ST,
+        NOKEYS,
+    ),
+    cmd(
         "wait",
         crate::replication::master::wait_command,
         3,

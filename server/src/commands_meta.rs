@@ -2353,6 +2353,31 @@ pub static COMMAND_META: &[CommandMeta] = &[
         },
     },
     CommandMeta {
+        fullname: "failover",
+        acl_categories: &["@admin", "@slow", "@dangerous"],
+        tips: &[],
+        key_specs: &[],
+        docs: CommandDocs {
+            summary: "Start a coordinated failover between this server and one of its replicas.",
+            since: "6.2.0",
+            group: "server",
+            complexity: Some("O(1)"),
+            doc_flags: &[],
+            deprecated_since: None,
+            replaced_by: None,
+            history: &[],
+            arguments: &[
+                CommandArg { name: "target", kind: "block", key_spec_index: -1, token: Some("TO"), summary: None, since: None, deprecated_since: None, flags: &["optional"], arguments: &[
+                    CommandArg { name: "host", kind: "string", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    CommandArg { name: "port", kind: "integer", key_spec_index: -1, token: None, summary: None, since: None, deprecated_since: None, flags: &[], arguments: &[] },
+                    CommandArg { name: "force", kind: "pure-token", key_spec_index: -1, token: Some("FORCE"), summary: None, since: None, deprecated_since: None, flags: &["optional"], arguments: &[] },
+                ] },
+                CommandArg { name: "abort", kind: "pure-token", key_spec_index: -1, token: Some("ABORT"), summary: None, since: None, deprecated_since: None, flags: &["optional"], arguments: &[] },
+                CommandArg { name: "milliseconds", kind: "integer", key_spec_index: -1, token: Some("TIMEOUT"), summary: None, since: None, deprecated_since: None, flags: &["optional"], arguments: &[] },
+            ],
+        },
+    },
+    CommandMeta {
         fullname: "fcall",
         acl_categories: &["@slow", "@scripting"],
         tips: &[],

@@ -1781,35 +1781,86 @@ pub fn client_pause_command(srv: &mut Server, c: &mut Client) {
         c.add_reply_subcommand_syntax_error();
         return;
     }
-    pause_clients(srv, crate::server::mstime().saturating_add(timeout), ptype);
+    pause_clients(
+        srv,
+        PausePurpose::ByClientCommand,
+        crate::server::mstime().saturating_add(timeout),
+        ptype,
+    );
     c.add_reply_ok();
 }
 
 /// CLIENT UNPAUSE
 // redis: networking.c clientCommand (unpause)
 pub fn client_unpause_command(srv: &mut Server, c: &mut Client) {
-    unpause_clients(srv);
+    unpause_clients(srv, PausePurpose::ByClientCommand);
     c.add_reply_ok();
 }
 
-/// pauseClients: a pause only ever gets longer or stricter.
-pub fn pause_clients(srv: &mut Server, end_ms: i64, ptype: PauseType) {
-    if ptype > srv.client_pause_type {
-        srv.client_pause_type = ptype;
-    }
-    if end_ms > srv.client_pause_end_time {
-        srv.client_pause_end_time = end_ms;
-    }
+/// pause_purpose: who paused the clients. Each purpose keeps its own pause
+/// (CLIENT UNPAUSE ends only the one CLIENT PAUSE made, not a FAILOVER's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PausePurpose {
+    ByClientCommand = 0,
+    /// FAILOVER holds writes until the target replica took over
+    /// (replication/failover.rs).
+    DuringFailover = 1,
 }
 
-/// unpauseClients: end the pause and run the postponed commands, in the
-/// order the clients were postponed.
-pub fn unpause_clients(srv: &mut Server) {
-    srv.client_pause_type = PauseType::Off;
-    srv.client_pause_end_time = 0;
-    // The caller may itself be running a command (CLIENT UNPAUSE): the
-    // postponed clients are resumed by the loop, not from inside here.
-    srv.clients_unpaused = true;
+/// NUM_PAUSE_PURPOSES (Redis also has PAUSE_DURING_SHUTDOWN; shutdown.rs
+/// does not pause).
+pub const NUM_PAUSE_PURPOSES: usize = 2;
+
+/// pauseClients: a purpose's pause only ever gets longer or stricter.
+pub fn pause_clients(srv: &mut Server, purpose: PausePurpose, end_ms: i64, ptype: PauseType) {
+    let p = &mut srv.client_pause_per_purpose[purpose as usize];
+    *p = Some(match *p {
+        None => (ptype, end_ms),
+        Some((t, e)) => (t.max(ptype), e.max(end_ms)),
+    });
+    update_client_pause_type_and_end_time(srv);
+}
+
+/// unpauseClients: end one purpose's pause; postponed commands run (or
+/// wait again) once nothing pauses them.
+pub fn unpause_clients(srv: &mut Server, purpose: PausePurpose) {
+    if srv.client_pause_per_purpose[purpose as usize]
+        .take()
+        .is_none()
+    {
+        return;
+    }
+    update_client_pause_type_and_end_time(srv);
+}
+
+/// updateClientPauseTypeAndEndTime: the pause in force is the strictest
+/// type among the purposes (expired ones dropped), until the furthest end
+/// among those of that type.
+fn update_client_pause_type_and_end_time(srv: &mut Server) {
+    let old_type = srv.client_pause_type;
+    let now = crate::server::mstime();
+    let mut ptype = PauseType::Off;
+    for p in srv.client_pause_per_purpose.iter_mut() {
+        match *p {
+            Some((_, end)) if end < now => *p = None,
+            Some((t, _)) if t > ptype => ptype = t,
+            _ => {}
+        }
+    }
+    let mut end = 0;
+    for (t, e) in srv.client_pause_per_purpose.iter().flatten() {
+        if *t == ptype && *e > end {
+            end = *e;
+        }
+    }
+    srv.client_pause_type = ptype;
+    srv.client_pause_end_time = end;
+    // Less strict than before: the postponed clients try again (the
+    // caller may itself be running a command, CLIENT UNPAUSE: they are
+    // resumed by the loop, not from inside here).
+    if ptype < old_type {
+        srv.clients_unpaused = true;
+    }
 }
 
 /// checkClientPauseTimeoutAndReturnIfPaused: end an expired pause; true
@@ -1818,11 +1869,10 @@ pub fn check_client_pause_timeout_and_return_if_paused(srv: &mut Server) -> bool
     if srv.client_pause_type == PauseType::Off {
         return false;
     }
-    if srv.client_pause_end_time <= crate::server::mstime() {
-        unpause_clients(srv);
-        return false;
+    if srv.client_pause_end_time < crate::server::mstime() {
+        unpause_clients(srv, PausePurpose::ByClientCommand);
     }
-    true
+    srv.client_pause_type != PauseType::Off
 }
 
 /// Whether `flags` (of the command about to run) are held back by the

@@ -70,6 +70,11 @@ pub struct PropagateState {
     /// go: true while a replication backlog exists (master.rs creates it
     /// with the first replica and frees it after repl-backlog-ttl).
     pub repl_enabled: bool,
+    /// The targets the next `call()` may not propagate its own command to
+    /// (the CMD_CALL_PROPAGATE_AOF / _REPL bits Redis's scriptCall leaves
+    /// out of call_flags after `redis.set_repl()`): taken by that call
+    /// before its handler runs, so commands nested in it are not affected.
+    pub next_call_strip: u8,
 }
 
 /// shouldPropagate: is anybody listening for this target? Nothing is
@@ -137,7 +142,14 @@ fn propagate_now(srv: &mut Server, dbid: usize, argv: &[Bytes], target: u8) {
 /// The part of `call()` that decides whether the command itself is
 /// propagated: when it changed the dataset (`dirty`) or forced it, and did
 /// not prevent it. EXEC never is: its commands were queued one by one.
-pub fn call_propagate(srv: &mut Server, dbid: usize, argv: &[Bytes], dirty: bool, is_exec: bool) {
+pub fn call_propagate(
+    srv: &mut Server,
+    dbid: usize,
+    argv: &[Bytes],
+    dirty: bool,
+    is_exec: bool,
+    strip: u8,
+) {
     let flags = srv.propagate.call_flags;
     if flags & CALL_PREVENT_PROP == CALL_PREVENT_PROP || is_exec {
         return;
@@ -158,6 +170,8 @@ pub fn call_propagate(srv: &mut Server, dbid: usize, argv: &[Bytes], dirty: bool
     if flags & CALL_PREVENT_AOF_PROP != 0 {
         target &= !PROPAGATE_AOF;
     }
+    // A script's redis.set_repl(): this command may reach only some targets.
+    target &= !strip;
     // Checked before the copy: with no AOF and no replicas a write costs no
     // argv allocation (also_propagate would only drop it).
     if should_propagate(srv, target) {

@@ -102,7 +102,8 @@ pub struct ScriptRunCtx {
     pub original_argv: Vec<Bytes>,
     /// SCRIPT_* flags above.
     pub flags: u32,
-    /// redis.set_repl(): kept for the API, nothing is propagated yet.
+    /// redis.set_repl(): where the script's next commands propagate
+    /// (PROPAGATE_AOF | PROPAGATE_REPL by default; scriptCall applies it).
     pub repl_flags: i32,
     pub start_time: Instant,
     /// The script's reply, in the caller's protocol, and the error codes it
@@ -157,14 +158,64 @@ pub fn script_prepare_for_run(
         caller.add_reply_error("ERR a script is already running");
         return None;
     }
-    // Of Redis's checks, the *_ro one and the OOM one apply (there is no
-    // replication or cluster to check).
-    if script_flags & SCRIPT_FLAG_EVAL_COMPAT_MODE == 0
-        && script_flags & SCRIPT_FLAG_NO_WRITES == 0
-        && ro
-    {
-        caller.add_reply_error("ERR Can not execute a script with write flag using *_ro command.");
-        return None;
+    // A replica whose link is down, with replica-serve-stale-data no: a
+    // script runs only when it declared allow-stale (a script without a
+    // shebang gets the plain MASTERDOWN, as any command would).
+    let running_stale = srv.repl.masterhost.is_some()
+        && srv.repl.repl_state != crate::replication::ReplState::Connected
+        && srv.config.get_string("replica-serve-stale-data").as_deref() == Some("no");
+    let obey_client = crate::networking::must_obey_client(caller);
+    if script_flags & SCRIPT_FLAG_EVAL_COMPAT_MODE != 0 {
+        if running_stale {
+            caller.add_reply_error(crate::replication::replica::MASTERDOWN_ERR);
+            return None;
+        }
+    } else {
+        if running_stale && script_flags & SCRIPT_FLAG_ALLOW_STALE == 0 {
+            caller.add_reply_error(
+                "MASTERDOWN Link with MASTER is down, replica-serve-stale-data is set to 'no' and 'allow-stale' flag is not set on the script.",
+            );
+            return None;
+        }
+        if script_flags & SCRIPT_FLAG_NO_WRITES == 0 {
+            // A script that may write: not on a read-only replica, not
+            // while the disk fails, not through *_ro, not without enough
+            // good replicas.
+            if srv.repl.masterhost.is_some()
+                && srv.config.get_string("replica-read-only").as_deref() == Some("yes")
+                && !obey_client
+            {
+                caller.add_reply_error(
+                    "READONLY Can not run script with write flag on readonly replica",
+                );
+                return None;
+            }
+            if !obey_client {
+                if crate::rdb::write_commands_denied_by_disk_error(srv) {
+                    caller.add_reply_error(
+                        "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts.",
+                    );
+                    return None;
+                }
+                if crate::aof::write_commands_denied_by_disk_error(srv).is_some() {
+                    let e = crate::aof::strerror_code(srv.aof.last_write_errno);
+                    caller.add_reply_error(&format!(
+                        "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: {e}"
+                    ));
+                    return None;
+                }
+            }
+            if ro {
+                caller.add_reply_error(
+                    "ERR Can not execute a script with write flag using *_ro command.",
+                );
+                return None;
+            }
+            if !crate::replication::master::check_good_replicas_status(srv) {
+                caller.add_reply_error(crate::replication::master::NOREPLICAS_ERR);
+                return None;
+            }
+        }
     }
     // OOM at command start: a script must declare allow-oom (no-writes
     // implies it) to run at all (evict.rs).
@@ -465,6 +516,16 @@ pub fn script_call<'a>(
             ctx.flags |= SCRIPT_WRITE_DIRTY;
         }
     }
+    // redis.set_repl(): the command goes only where the script allows.
+    let repl_flags = srv.script_run_ctx.as_ref().map_or(0, |ctx| ctx.repl_flags);
+    let mut strip = 0;
+    if repl_flags & PROPAGATE_AOF == 0 {
+        strip |= crate::propagate::PROPAGATE_AOF;
+    }
+    if repl_flags & PROPAGATE_REPL == 0 {
+        strip |= crate::propagate::PROPAGATE_REPL;
+    }
+    srv.propagate.next_call_strip = strip;
     server::call(srv, sc, id);
     sc.argv.clear();
     Ok(&sc.reply[..])

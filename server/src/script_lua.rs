@@ -767,7 +767,8 @@ unsafe extern "C-unwind" fn lua_redis_status_reply_command(l: *mut lua_State) ->
     1
 }
 
-/// redis.set_repl(flags): kept for compatibility (no replication here).
+/// redis.set_repl(flags): where the following redis.call()s propagate
+/// (script.rs scriptCall strips the other targets from each call).
 // redis: script_lua.c luaRedisSetReplCommand
 unsafe extern "C-unwind" fn lua_redis_set_repl_command(l: *mut lua_State) -> c_int {
     let err: Option<&[u8]> = match current_server().and_then(|s| s.script_run_ctx.as_mut()) {

@@ -223,9 +223,13 @@ pub struct Server {
     pub pending_touches: Vec<crate::multi::PendingTouch>,
     pub unblocked_clients: Vec<Token>,
     pub handling_blocked_clients: bool,
-    /// CLIENT PAUSE state: what is paused and until when (unix ms).
+    /// CLIENT PAUSE state: what is paused and until when (unix ms): the
+    /// strictest of the pauses each purpose asked for
+    /// (client_pause_per_purpose, indexed by networking::PausePurpose).
     pub client_pause_type: networking::PauseType,
     pub client_pause_end_time: i64,
+    pub client_pause_per_purpose:
+        [Option<(networking::PauseType, i64)>; networking::NUM_PAUSE_PURPOSES],
     /// Clients whose command waits for the pause to end, in order.
     pub postponed_clients: Vec<Token>,
     /// The pause ended: the loop resumes the postponed clients.
@@ -401,6 +405,7 @@ impl Server {
             handling_blocked_clients: false,
             client_pause_type: networking::PauseType::Off,
             client_pause_end_time: 0,
+            client_pause_per_purpose: [None; networking::NUM_PAUSE_PURPOSES],
             postponed_clients: Vec::new(),
             clients_unpaused: false,
             expire_state: ExpireCycleState::default(),
@@ -908,6 +913,7 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
         crate::propagate::propagate_pending_commands(srv, true);
     }
     let prev_call_flags = std::mem::replace(&mut srv.propagate.call_flags, 0);
+    let strip = std::mem::take(&mut srv.propagate.next_call_strip);
     let dirty_before = srv.dirty;
     let repl_offset_before = srv.repl.master_repl_offset;
     let reply_len_before = crate::recorder::call_begin(c);
@@ -929,7 +935,7 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     // delete arbitrary expired keys: no MULTI around those.
     let dirty = srv.dirty > dirty_before;
     let is_exec = srv.commands.get(id).fullname == "exec";
-    crate::propagate::call_propagate(srv, c.db, &c.argv, dirty, is_exec);
+    crate::propagate::call_propagate(srv, c.db, &c.argv, dirty, is_exec, strip);
     srv.propagate.call_flags = prev_call_flags;
     if srv.propagate.in_nested_call == 0 {
         let arbitrary = matches!(srv.commands.get(id).fullname, "scan" | "randomkey");
@@ -1128,15 +1134,24 @@ pub fn server_cron(srv: &mut Server) {
     crate::rdb::rdb_cron(srv);
     // A scheduled or automatic AOF rewrite, postponed flushes (aof.rs).
     crate::aof::aof_cron(srv);
-    // run_with_period(1000): replicationCron, the replica half, and close
-    // MIGRATE connections idle for too long.
-    if run_with_period(srv, 1000) {
+    // replicationCron, once a second, ten times a second while a FAILOVER
+    // runs (its handshake then moves faster): the failover's progress
+    // first, then the replica half and the master half
+    // (replication/failover.rs, replica.rs, master.rs).
+    let repl_period =
+        if srv.repl.failover.state != crate::replication::failover::FailoverState::None {
+            100
+        } else {
+            1000
+        };
+    if run_with_period(srv, repl_period) {
+        crate::replication::failover::update_failover_status(srv);
         crate::replication::replica::replication_cron(srv);
-        crate::migrate::migrate_close_timedout_sockets(srv);
-    }
-    // replicationCron, once a second (the master half: replication/master.rs).
-    if run_with_period(srv, 1000) {
         crate::replication::master::replication_cron_master(srv);
+    }
+    // Close MIGRATE connections idle for too long.
+    if run_with_period(srv, 1000) {
+        crate::migrate::migrate_close_timedout_sockets(srv);
     }
     // Deletions the cron made (expiry) reach the AOF on their own.
     crate::propagate::propagate_pending_outside_call(srv);

@@ -159,7 +159,7 @@ pub fn replication_get_slave_name(c: &Client) -> String {
 }
 
 /// The peer's IP (connPeerToString without the port).
-fn slave_peer_ip(c: &Client) -> String {
+pub(crate) fn slave_peer_ip(c: &Client) -> String {
     match c.addr.rsplit_once(':') {
         Some((ip, _)) => ip.trim_start_matches('[').trim_end_matches(']').to_string(),
         None => String::new(),
@@ -312,12 +312,38 @@ pub fn sync_command(srv: &mut Server, c: &mut Client) {
     if c.has_flag(CLIENT_SLAVE) {
         return;
     }
+    // PSYNC replid offset FAILOVER: our master hands us its role
+    // (failover.rs). With our own replid (we follow it), become a master
+    // first; the PSYNC then continues the old history through replid2.
     if c.argc() > 3
         && c.arg(0).eq_ignore_ascii_case(b"psync")
         && c.arg(3).eq_ignore_ascii_case(b"failover")
-        && srv.repl.masterhost.is_none()
     {
-        c.add_reply_error("ERR PSYNC FAILOVER can't be sent to a master.");
+        server_log(
+            LogLevel::Warning,
+            &format!(
+                "Failover request received for replid {}.",
+                String::from_utf8_lossy(c.arg(1))
+            ),
+        );
+        if srv.repl.masterhost.is_none() {
+            c.add_reply_error("ERR PSYNC FAILOVER can't be sent to a master.");
+            return;
+        }
+        if !c.arg(1).eq_ignore_ascii_case(srv.repl.replid.as_bytes()) {
+            c.add_reply_error("ERR PSYNC FAILOVER replid must match my replid.");
+            return;
+        }
+        super::replica::replication_unset_master(srv);
+        let info = String::from_utf8_lossy(&crate::networking::client_info_string(c)).into_owned();
+        server_log(
+            LogLevel::Notice,
+            &format!("MASTER MODE enabled (failover request from '{info}')"),
+        );
+    }
+    // No replica may attach while we fail over.
+    if srv.repl.failover.state != super::failover::FailoverState::None {
+        c.add_reply_error("NOMASTERLINK Can't SYNC while failing over");
         return;
     }
     if srv.repl.masterhost.is_some() && srv.repl.repl_state != super::ReplState::Connected {
@@ -1171,6 +1197,9 @@ pub fn before_sleep_master(srv: &mut Server) {
     if !srv.repl.msrv.clients_waiting_acks.is_empty() {
         process_clients_waiting_replicas(srv);
     }
+    // The ACKs just read may be the ones a FAILOVER waits for (checked
+    // here, not where the ACK is read: failing over frees clients).
+    super::failover::update_failover_status(srv);
 }
 
 // ---------------------------------------------------------------- min-replicas
@@ -1223,8 +1252,14 @@ pub fn replication_cron_master(srv: &mut Server) {
     let now = unixtime();
     let period = cfg_num(srv, "repl-ping-replica-period").max(1) as u64;
     if srv.repl.msrv.cron_loops.is_multiple_of(period) && !srv.repl.slaves.is_empty() {
-        let db = srv.repl.slaveseldb;
-        replication_feed_slaves(srv, db, &[Bytes::from_static(b"PING")]);
+        // Not while a FAILOVER with a TIMEOUT holds the writes: the PING
+        // would move the offset the replicas must catch up with.
+        let failover_in_progress = srv.repl.failover.end_time != 0
+            && crate::networking::check_client_pause_timeout_and_return_if_paused(srv);
+        if !failover_in_progress {
+            let db = srv.repl.slaveseldb;
+            replication_feed_slaves(srv, db, &[Bytes::from_static(b"PING")]);
+        }
     }
     let repl_timeout = cfg_num(srv, "repl-timeout");
     for token in srv.repl.slaves.clone() {
@@ -1418,7 +1453,7 @@ pub fn info_replication_master(srv: &Server, s: &mut String) {
     let b = srv.repl.backlog.as_ref();
     let _ = write!(
         s,
-        "master_failover_state:no-failover\r\n\
+        "master_failover_state:{}\r\n\
          master_replid:{}\r\n\
          master_replid2:{}\r\n\
          master_repl_offset:{}\r\n\
@@ -1427,6 +1462,7 @@ pub fn info_replication_master(srv: &Server, s: &mut String) {
          repl_backlog_size:{}\r\n\
          repl_backlog_first_byte_offset:{}\r\n\
          repl_backlog_histlen:{}\r\n",
+        super::failover::get_failover_state_string(srv),
         srv.repl.replid,
         srv.repl.replid2,
         srv.repl.master_repl_offset,

@@ -13,6 +13,9 @@
 //! - `replica.rs`: what a replica does: REPLICAOF, the handshake with its
 //!   master (PING, AUTH, REPLCONF, PSYNC), receiving and loading the RDB,
 //!   applying the stream through the master client, REPLCONF ACK.
+//! - `failover.rs`: FAILOVER, a master handing its role to a replica
+//!   (both halves meet there: the master becomes a replica, its PSYNC
+//!   FAILOVER makes the target a master).
 //!
 //! Redis keeps both halves in one 4000-line file; here each half is one
 //! file so a breakpoint list reads "master side" and "replica side". The
@@ -25,6 +28,7 @@
 //! N" means "has applied the first N bytes of the master's stream", and
 //! PSYNC asks to continue from N + 1.
 
+pub mod failover;
 pub mod master;
 pub mod replica;
 
@@ -237,6 +241,9 @@ pub struct ReplicationState {
     pub repl_down_since: i64,
     /// The link, the cached master and the transfer (replica.rs).
     pub replica: replica::ReplicaSide,
+
+    // ---- FAILOVER (failover.rs). ----
+    pub failover: failover::Failover,
 }
 
 impl Default for ReplicationState {
@@ -261,6 +268,7 @@ impl Default for ReplicationState {
             master: None,
             repl_down_since: 0,
             replica: Default::default(),
+            failover: Default::default(),
         }
     }
 }

@@ -194,6 +194,10 @@ fn in_handshake_state(s: ReplState) -> bool {
 /// REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF, the old name)
 // redis: replication.c replicaofCommand
 pub fn replicaof_command(srv: &mut Server, c: &mut Client) {
+    // (Redis refuses REPLICAOF in cluster mode first; there is none here.)
+    if srv.repl.failover.state != super::failover::FailoverState::None {
+        return c.add_reply_error("ERR REPLICAOF not allowed while failing over.");
+    }
     if c.arg(1).eq_ignore_ascii_case(b"no") && c.arg(2).eq_ignore_ascii_case(b"one") {
         if srv.repl.masterhost.is_some() {
             replication_unset_master(srv);
@@ -648,7 +652,9 @@ fn sync_with_master(srv: &mut Server, mut link: MasterLink) -> Next {
                         LogLevel::Warning,
                         &format!("Unable to send PSYNC to master: {e}"),
                     );
-                    return write_error(srv, link, "Write error sending the PSYNC command.");
+                    let next = write_error(srv, link, "Write error sending the PSYNC command.");
+                    super::failover::abort_failover(srv, "Write error to failover target");
+                    return next;
                 }
                 srv.repl.repl_state = ReplState::ReceivePsyncReply;
             }
@@ -742,12 +748,21 @@ fn slave_send_psync(srv: &mut Server, link: &mut MasterLink) -> io::Result<()> {
             ("?".to_string(), "-1".to_string())
         }
     };
-    send_command(link, &[b"PSYNC", replid.as_bytes(), offset.as_bytes()])
+    // A master failing over to this link's server: FAILOVER asks it to
+    // become the master (failover.rs).
+    if srv.repl.failover.state == super::failover::FailoverState::InProgress {
+        send_command(
+            link,
+            &[b"PSYNC", replid.as_bytes(), offset.as_bytes(), b"FAILOVER"],
+        )
+    } else {
+        send_command(link, &[b"PSYNC", replid.as_bytes(), offset.as_bytes()])
+    }
 }
 
 /// slaveTryPartialResynchronization, reading half, and what syncWithMaster
 /// does with each answer.
-fn slave_read_psync_reply(srv: &mut Server, mut link: MasterLink, reply: &str) -> Next {
+fn slave_read_psync_reply(srv: &mut Server, link: MasterLink, reply: &str) -> Next {
     if reply.is_empty() {
         // Newlines keep the link alive until the master answers.
         return Next::Keep(link);
@@ -779,6 +794,10 @@ fn slave_read_psync_reply(srv: &mut Server, mut link: MasterLink, reply: &str) -
                 srv.repl.replica.master_replid = String::new();
             }
         }
+        // A failover expects +CONTINUE, but a full sync works as well.
+        if srv.repl.failover.state == super::failover::FailoverState::InProgress {
+            super::failover::clear_failover_state(srv);
+        }
         return start_transfer(srv, link);
     }
     if reply.starts_with("+CONTINUE") {
@@ -790,6 +809,11 @@ fn slave_read_psync_reply(srv: &mut Server, mut link: MasterLink, reply: &str) -
         let Some(mut cm) = srv.repl.replica.cached_master.take() else {
             return handshake_error(srv, link);
         };
+        // The target of our FAILOVER is the master now: writes resume
+        // (and get READONLY here).
+        if srv.repl.failover.state == super::failover::FailoverState::InProgress {
+            super::failover::clear_failover_state(srv);
+        }
         if newid.len() == CONFIG_RUN_ID_SIZE && newid != cm.replid {
             server_log(
                 LogLevel::Warning,
@@ -816,7 +840,10 @@ fn slave_read_psync_reply(srv: &mut Server, mut link: MasterLink, reply: &str) -
             LogLevel::Notice,
             &format!("Master is currently unable to PSYNC but should be in the future: {reply}"),
         );
-        return handshake_error(srv, link);
+        return match psync_refused(srv, link) {
+            Next::Keep(link) => handshake_error(srv, link),
+            Next::Gone => Next::Gone,
+        };
     }
     if reply.starts_with("-ERR") {
         server_log(
@@ -829,7 +856,10 @@ fn slave_read_psync_reply(srv: &mut Server, mut link: MasterLink, reply: &str) -
             &format!("Unexpected reply to PSYNC from master: {reply}"),
         );
     }
-    // PSYNC_NOT_SUPPORTED: the old protocol.
+    // PSYNC_NOT_SUPPORTED: the old protocol (not for a failover).
+    let Next::Keep(mut link) = psync_refused(srv, link) else {
+        return Next::Gone;
+    };
     server_log(LogLevel::Notice, "Retrying with SYNC...");
     link.out.extend_from_slice(b"SYNC\r\n");
     if let Err(e) = flush_out(&mut link) {
@@ -840,6 +870,18 @@ fn slave_read_psync_reply(srv: &mut Server, mut link: MasterLink, reply: &str) -
         return handshake_error(srv, link);
     }
     start_transfer(srv, link)
+}
+
+/// A PSYNC answered with an error while our FAILOVER is in progress: the
+/// target refused to take over. Abort (we become a master again) and drop
+/// the link: Gone. Keep(link) when no failover runs.
+fn psync_refused(srv: &mut Server, link: MasterLink) -> Next {
+    if srv.repl.failover.state != super::failover::FailoverState::InProgress {
+        return Next::Keep(link);
+    }
+    drop_link(srv, link);
+    super::failover::abort_failover(srv, "Failover target rejected psync request");
+    Next::Gone
 }
 
 /// The end of syncWithMaster: the temp file and REPL_STATE_TRANSFER.
