@@ -16,6 +16,7 @@
 //! - `lazyfree_pending_objects`: handed over, not yet freed;
 //! - `lazyfreed_objects`: freed by the thread since start (or CONFIG RESETSTAT).
 
+pub mod log;
 pub mod trace;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -83,7 +84,8 @@ pub fn set_in_fork_child() {
 enum Job {
     /// One value (UNLINK of a big key): lazyfreeFreeObject. The trace
     /// note is there only while the flight recorder is on.
-    FreeObject(RObj, Option<TraceNote>),
+    /// The id is its lazy-free log entry (log.rs), while that log is on.
+    FreeObject(RObj, Option<TraceNote>, Option<u64>),
     /// A whole database (FLUSHALL/FLUSHDB ASYNC): lazyfreeFreeDatabase.
     /// `count` is the number of keys, counted in the pending objects.
     FreeDatabase {
@@ -91,6 +93,7 @@ enum Job {
         expires: Dict<i64>,
         count: u64,
         trace: Option<TraceNote>,
+        log_id: Option<u64>,
     },
 }
 
@@ -147,6 +150,17 @@ impl LazyFree {
     /// freeObjAsync: free `obj` on the worker if it is expensive to free,
     /// inline otherwise. Returns true when the value was handed over.
     pub fn free_object_async(&self, obj: RObj) -> bool {
+        self.free_object_async_logged(obj, || None)
+    }
+
+    /// `free_object_async`; when the value goes to the worker, `log_entry`
+    /// is called for the lazy-free log entry's id (log.rs), which the
+    /// worker completes with its own duration.
+    pub fn free_object_async_logged(
+        &self,
+        obj: RObj,
+        log_entry: impl FnOnce() -> Option<u64>,
+    ) -> bool {
         if IN_FORK_CHILD.load(Ordering::Relaxed)
             || lazyfree_get_free_effort(&obj) <= LAZYFREE_THRESHOLD
         {
@@ -159,7 +173,8 @@ impl LazyFree {
             effort: lazyfree_get_free_effort(&obj) as u64,
             queued: std::time::Instant::now(),
         });
-        if let Err(mpsc::SendError(job)) = self.queue.send(Job::FreeObject(obj, note)) {
+        let log_id = log_entry();
+        if let Err(mpsc::SendError(job)) = self.queue.send(Job::FreeObject(obj, note, log_id)) {
             // The worker is gone (only at exit): free inline instead.
             self.counters.pending.fetch_sub(1, Ordering::Relaxed);
             drop(job);
@@ -171,6 +186,16 @@ impl LazyFree {
     /// emptyDbAsync: the caller already put fresh empty dicts in place; the
     /// old ones, with all their keys, are freed on the worker.
     pub fn free_database_async(&self, dict: Dict<RObj>, expires: Dict<i64>) {
+        self.free_database_async_logged(dict, expires, None)
+    }
+
+    /// `free_database_async` whose lazy-free log entry is `log_id`.
+    pub fn free_database_async_logged(
+        &self,
+        dict: Dict<RObj>,
+        expires: Dict<i64>,
+        log_id: Option<u64>,
+    ) {
         if IN_FORK_CHILD.load(Ordering::Relaxed) {
             drop((dict, expires)); // no worker in a forked child
             return;
@@ -187,6 +212,7 @@ impl LazyFree {
             expires,
             count,
             trace,
+            log_id,
         };
         if let Err(mpsc::SendError(job)) = self.queue.send(job) {
             self.counters.pending.fetch_sub(count, Ordering::Relaxed);
@@ -216,22 +242,26 @@ impl LazyFree {
 fn bio_process_background_jobs(rx: Receiver<Job>, counters: Arc<Counters>) {
     for job in rx {
         let start = std::time::Instant::now();
-        let (freed, note) = match job {
-            Job::FreeObject(obj, note) => {
+        let (freed, note, log_id) = match job {
+            Job::FreeObject(obj, note, log_id) => {
                 drop(obj);
-                (1, note)
+                (1, note, log_id)
             }
             Job::FreeDatabase {
                 dict,
                 expires,
                 count,
                 trace,
+                log_id,
             } => {
                 drop(dict);
                 drop(expires);
-                (count, trace)
+                (count, trace, log_id)
             }
         };
+        if let Some(id) = log_id {
+            log::finish(id, start, start.elapsed().as_micros() as u64);
+        }
         if let Some(note) = note {
             trace::record_job(trace::BioJobRecord {
                 what: note.what,
