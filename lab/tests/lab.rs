@@ -162,6 +162,51 @@ fn check_svgs(doc: &Value, name: &str, expected: &[&str]) {
     }
 }
 
+/// `--trace`: DIR/<experiment>-<server>.json is trace-event JSON (every
+/// event has ph/ts/pid/tid) with the main-loop and bio_lazy_free tracks and
+/// command slices; the stall timeline SVG beside it parses and draws.
+fn check_trace(dir: &Path, svg_dir: &Path, experiment: &str, server: &str) {
+    let path = dir.join(format!("{experiment}-{server}.json"));
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let json: Value = serde_json::from_slice(&text).expect("trace is JSON");
+    let events = json["traceEvents"].as_array().expect("traceEvents");
+    for e in events {
+        for field in ["ph", "ts", "pid", "tid"] {
+            assert!(e.get(field).is_some(), "event without {field}: {e}");
+        }
+    }
+    let threads: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(threads.contains(&"main (event loop)"), "{threads:?}");
+    assert!(threads.contains(&"bio_lazy_free"), "{threads:?}");
+    let commands = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "command")
+        .count();
+    assert!(commands > 10, "{commands} command slices");
+    // The lab's own parser reads it too, and finds a stall to draw.
+    let trace = lab::trace::parse(&text).unwrap();
+    assert!(!lab::trace::biggest_stalls(&trace, 3).is_empty());
+    let svg = svg_dir.join(format!("{experiment}-{server}-stalls.svg"));
+    let svg_text =
+        std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{}: {e}", svg.display()));
+    let xml = roxmltree::Document::parse(&svg_text).expect("stall SVG is XML");
+    assert_eq!(xml.root_element().tag_name().name(), "svg");
+    let texts: Vec<String> = xml
+        .descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("main (event loop)")),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t == "bio_lazy_free"), "{texts:?}");
+}
+
 /// Each lesson has a ratio for each server named.
 fn check_lessons(result: &Value, servers: &[&str], n: usize) {
     let lessons = result["lessons"].as_array().unwrap();
@@ -224,10 +269,8 @@ fn probe_quick_reports_every_step_with_victim_samples() {
     ] {
         assert!(text.contains(want), "stdout lacks {want:?}:\n{text}");
     }
-    assert!(
-        text.contains("--trace is not available on this server") || text.contains("DEBUG TRACE"),
-        "{text}"
-    );
+    check_trace(&dir, &dir, "probe", "redis-lite");
+    assert!(text.contains("trace: "), "{text}");
     let r = experiment(&doc, "probe");
     let rows = r["rows"].as_array().unwrap();
     for step in [
@@ -486,8 +529,30 @@ fn all_quick_compare_prints_every_row_for_both_servers() {
         return;
     }
     let dir = temp_dir("compare");
-    let (out, doc) = run_lab(&bin, &dir, &["all", "--quick", "--compare"]);
+    let trace_dir = dir.join("trace");
+    let (out, doc) = run_lab(
+        &bin,
+        &dir,
+        &[
+            "all",
+            "--quick",
+            "--compare",
+            "--trace",
+            trace_dir.to_str().unwrap(),
+        ],
+    );
     let text = stdout(&out);
+    // A trace per experiment from redis-lite; redis-server has no recorder
+    // and says so.
+    for name in ["probe", "victims", "monitor", "roundtrips", "scancount"] {
+        check_trace(&trace_dir, &dir, name, "redis-lite");
+        assert!(!trace_dir.join(format!("{name}-redis.json")).exists());
+        assert_eq!(experiment(&doc, name)["trace"]["redis"]["recorder"], false);
+    }
+    assert!(
+        text.contains("a real redis-server has none: no trace written for it"),
+        "{text}"
+    );
     assert!(
         text.contains("summary: the ratio that carries each lesson"),
         "{text}"
