@@ -33,7 +33,9 @@ use crate::target::{short_err, Target};
 /// TRACE_PASSES: loop passes the server keeps for one experiment. A victim
 /// sending a GET every millisecond makes about a thousand passes a second,
 /// so this is the last minute or so of a probe run; older passes are
-/// dropped (and counted: DEBUG RECORDER STATUS passes_dropped).
+/// dropped (and counted: DEBUG RECORDER STATUS passes_dropped), and so are
+/// they past the server's own bound on the commands kept
+/// (RECORDER_MAX_COMMANDS: a pipelined redis-benchmark fills passes fast).
 pub const TRACE_PASSES: usize = 50_000;
 /// STALLS_DRAWN: stall panels in the timeline (worst first).
 pub const STALLS_DRAWN: usize = 3;

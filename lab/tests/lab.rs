@@ -748,3 +748,122 @@ fn ctrl_c_stops_the_servers_it_started() {
         "redis-lite still running on {port}"
     );
 }
+
+/// A server of `program` on a free port, killed on drop.
+struct Spawned(std::process::Child, u16);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_server(program: &Path) -> Spawned {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(program)
+        .args(["--port", &port.to_string(), "--save", ""])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{} did not start",
+            program.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Spawned(child, port)
+}
+
+/// `top` ranks what DEBUG BLAME says: a DEBUG SLEEP that a GET waited on
+/// is the worst blocker; the recorder it turned on is off again after.
+#[test]
+fn top_ranks_the_sleep_a_client_waited_on() {
+    let Some(bin) = redis_lite_bin() else { return };
+    let srv = spawn_server(&bin);
+    let target = format!("127.0.0.1:{}", srv.1);
+    let top = Command::new(LAB)
+        .args(["top", "--target", &target, "--seconds", "3"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until top has turned the recorder on, then stall with a waiter.
+    let client = redis::Client::open(format!("redis://{target}/")).unwrap();
+    let mut a = client.get_connection().unwrap();
+    let mut b = client.get_connection().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let st: Vec<String> = redis::cmd("DEBUG")
+            .arg("RECORDER")
+            .arg("STATUS")
+            .query(&mut a)
+            .unwrap();
+        if st.iter().any(|l| l == "recording:1") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "top never turned the recorder on"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sleeper = std::thread::spawn(move || {
+        let _: () = redis::cmd("DEBUG")
+            .arg("SLEEP")
+            .arg("0.3")
+            .query(&mut a)
+            .unwrap();
+        a
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let _: Option<String> = redis::cmd("GET").arg("x").query(&mut b).unwrap();
+    sleeper.join().unwrap();
+    let out = top.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text
+        .rsplit("redis-lite-lab top:")
+        .next()
+        .expect("at least one refresh");
+    let first_row = last
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap_or_else(|| panic!("no ranked row:\n{text}"));
+    assert!(first_row.contains("DEBUG"), "{first_row}\n{text}");
+    assert!(
+        last.to_ascii_lowercase().contains("`debug sleep` (client"),
+        "{text}"
+    );
+    assert!(last.contains(" clients waited "), "{text}");
+    let st: Vec<String> = redis::cmd("DEBUG")
+        .arg("RECORDER")
+        .arg("STATUS")
+        .query(&mut b)
+        .unwrap();
+    assert!(st.iter().any(|l| l == "recording:0"), "{st:?}");
+}
+
+/// A real redis-server has no blame: `top` says so and exits 2.
+#[test]
+fn top_on_redis_server_says_it_has_no_recorder() {
+    if !require_redis_server() {
+        return;
+    }
+    let srv = spawn_server(&which("redis-server").unwrap());
+    let out = Command::new(LAB)
+        .args(["top", "--seconds", "1", "--target"])
+        .arg(format!("127.0.0.1:{}", srv.1))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a real redis-server does not have"), "{err}");
+}

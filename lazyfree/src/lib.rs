@@ -149,18 +149,11 @@ impl LazyFree {
 
     /// freeObjAsync: free `obj` on the worker if it is expensive to free,
     /// inline otherwise. Returns true when the value was handed over.
-    pub fn free_object_async(&self, obj: RObj) -> bool {
-        self.free_object_async_logged(obj, || None)
-    }
-
-    /// `free_object_async`; when the value goes to the worker, `log_entry`
-    /// is called for the lazy-free log entry's id (log.rs), which the
-    /// worker completes with its own duration.
-    pub fn free_object_async_logged(
-        &self,
-        obj: RObj,
-        log_entry: impl FnOnce() -> Option<u64>,
-    ) -> bool {
+    /// `log_note` is there while the lazy-free log is on (log.rs): when
+    /// the value goes to the worker it becomes an entry the worker
+    /// completes with its own duration; when it is freed inline the caller
+    /// logs it (it times the free).
+    pub fn free_object_async(&self, obj: RObj, log_note: Option<log::FreeNote>) -> bool {
         if IN_FORK_CHILD.load(Ordering::Relaxed)
             || lazyfree_get_free_effort(&obj) <= LAZYFREE_THRESHOLD
         {
@@ -173,7 +166,7 @@ impl LazyFree {
             effort: lazyfree_get_free_effort(&obj) as u64,
             queued: std::time::Instant::now(),
         });
-        let log_id = log_entry();
+        let log_id = log_note.map(log::push);
         if let Err(mpsc::SendError(job)) = self.queue.send(Job::FreeObject(obj, note, log_id)) {
             // The worker is gone (only at exit): free inline instead.
             self.counters.pending.fetch_sub(1, Ordering::Relaxed);
@@ -185,22 +178,19 @@ impl LazyFree {
 
     /// emptyDbAsync: the caller already put fresh empty dicts in place; the
     /// old ones, with all their keys, are freed on the worker.
-    pub fn free_database_async(&self, dict: Dict<RObj>, expires: Dict<i64>) {
-        self.free_database_async_logged(dict, expires, None)
-    }
-
-    /// `free_database_async` whose lazy-free log entry is `log_id`.
-    pub fn free_database_async_logged(
+    /// `log_note`: the lazy-free log's entry for it, while that log is on.
+    pub fn free_database_async(
         &self,
         dict: Dict<RObj>,
         expires: Dict<i64>,
-        log_id: Option<u64>,
+        log_note: Option<log::FreeNote>,
     ) {
         if IN_FORK_CHILD.load(Ordering::Relaxed) {
             drop((dict, expires)); // no worker in a forked child
             return;
         }
         let count = dict.len() as u64;
+        let log_id = log_note.map(log::push);
         self.counters.pending.fetch_add(count, Ordering::Relaxed);
         let trace = trace::recording().then(|| TraceNote {
             what: "database".to_string(),
@@ -295,7 +285,7 @@ mod tests {
     #[test]
     fn cheap_values_are_freed_inline() {
         let lf = LazyFree::start().unwrap();
-        assert!(!lf.free_object_async(string_obj("small")));
+        assert!(!lf.free_object_async(string_obj("small"), None));
         assert_eq!(lf.pending_objects(), 0);
         assert_eq!(lf.freed_objects(), 0);
     }
@@ -310,7 +300,7 @@ mod tests {
                 string_obj("v"),
             );
         }
-        lf.free_database_async(dict, Dict::new());
+        lf.free_database_async(dict, Dict::new(), None);
         // The worker drains the queue; wait (bounded) for it.
         for _ in 0..1000 {
             if lf.freed_objects() == 1000 {

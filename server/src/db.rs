@@ -223,7 +223,7 @@ pub fn free_object(srv: &Server, key: &[u8], val: RObj, lazy: bool, cause: FreeC
         return free_object_logged(srv, key, val, lazy, cause);
     }
     if lazy {
-        srv.lazyfree.free_object_async(val);
+        srv.lazyfree.free_object_async(val, None);
     } else {
         drop(val);
     }
@@ -318,10 +318,7 @@ fn free_object_logged(srv: &Server, key: &[u8], val: RObj, lazy: bool, cause: Fr
     let start = std::time::Instant::now();
     if lazy {
         // Inline when the effort is small: then false, and timed below.
-        if srv
-            .lazyfree
-            .free_object_async_logged(val, || Some(log::push(bio)))
-        {
+        if srv.lazyfree.free_object_async(val, Some(bio)) {
             return;
         }
     } else {
@@ -983,7 +980,7 @@ fn empty_db(srv: &mut Server, dbid: usize, lazy: bool) -> usize {
     }
     if lazy {
         let (dict, expires) = srv.dbs[dbid].take_tables();
-        srv.lazyfree.free_database_async(dict, expires);
+        srv.lazyfree.free_database_async(dict, expires, None);
     } else {
         srv.dbs[dbid].empty();
     }
@@ -1010,10 +1007,8 @@ fn empty_db_logged(srv: &mut Server, dbid: usize, lazy: bool, removed: usize) ->
         duration_us: None,
     };
     if lazy {
-        let id = log::push(note);
         let (dict, expires) = srv.dbs[dbid].take_tables();
-        srv.lazyfree
-            .free_database_async_logged(dict, expires, Some(id));
+        srv.lazyfree.free_database_async(dict, expires, Some(note));
     } else {
         let start = std::time::Instant::now();
         srv.dbs[dbid].empty();

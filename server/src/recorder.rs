@@ -50,6 +50,9 @@ pub const RECORDER_MAX_COMMANDS_PER_PASS: usize = 256;
 pub const BLAME_MIN_RUN_US: u64 = 100;
 /// BLAME_WORST_KEPT: the ranked list of worst offenders keeps this many.
 pub const BLAME_WORST_KEPT: usize = 32;
+/// RECORDER_MAX_COMMANDS: commands kept over the whole ring (about 200
+/// bytes each: some 50 MB); the oldest passes go first past it.
+pub const RECORDER_MAX_COMMANDS: usize = 250_000;
 /// Bytes of a key or address kept in a record.
 const RECORDER_MAX_NAME: usize = 64;
 
@@ -141,6 +144,8 @@ struct Recorder {
     worst: Vec<Offender>,
     /// Sockets we turned SO_TIMESTAMP on for.
     stamped: HashSet<i32>,
+    /// Commands held by `passes` (RECORDER_MAX_COMMANDS bounds it).
+    commands_kept: usize,
     /// Client id -> when the bytes of its next command reached the kernel,
     /// as a blamed command's peek found them: that command's queue wait
     /// then counts from there, not from the read that came later.
@@ -157,6 +162,7 @@ thread_local! {
         addrs: HashMap::new(),
         worst: Vec::new(),
         stamped: HashSet::new(),
+        commands_kept: 0,
         arrivals: HashMap::new(),
     });
 }
@@ -180,7 +186,9 @@ pub fn start(srv: &Server, caller_fd: i32, passes: Option<usize>) {
             r.capacity = n.max(1);
         }
         while r.passes.len() > r.capacity {
-            r.passes.pop_front();
+            if let Some(old) = r.passes.pop_front() {
+                r.commands_kept -= old.commands.len();
+            }
         }
     });
     // The first SO_TIMESTAMP turns on the kernel's receive timestamps for
@@ -206,6 +214,7 @@ pub fn reset_recording() {
     REC.with(|r| {
         let mut r = r.borrow_mut();
         r.passes.clear();
+        r.commands_kept = 0;
         r.passes_dropped = 0;
         r.addrs.clear();
         r.arrivals.clear();
@@ -268,11 +277,17 @@ pub fn pass_end() {
         let mut r = r.borrow_mut();
         if let Some(mut p) = r.current.take() {
             p.end_us = now_us();
-            if r.passes.len() >= r.capacity {
-                r.passes.pop_front();
+            r.commands_kept += p.commands.len();
+            r.passes.push_back(p);
+            // Bounded twice: by passes, and by the commands they hold (a
+            // pipelined benchmark fills every pass with hundreds).
+            while r.passes.len() > r.capacity || r.commands_kept > RECORDER_MAX_COMMANDS {
+                let Some(old) = r.passes.pop_front() else {
+                    break;
+                };
+                r.commands_kept -= old.commands.len();
                 r.passes_dropped += 1;
             }
-            r.passes.push_back(p);
         }
     });
 }
@@ -469,10 +484,9 @@ pub fn status_lines() -> Vec<String> {
             format!("memory_bytes:{bytes}"),
             format!(
                 "memory_bytes_max:{}",
-                r.capacity
-                    * (std::mem::size_of::<PassRecord>()
-                        + RECORDER_MAX_COMMANDS_PER_PASS
-                            * (std::mem::size_of::<CommandRecord>() + 2 * RECORDER_MAX_NAME))
+                r.capacity * std::mem::size_of::<PassRecord>()
+                    + RECORDER_MAX_COMMANDS.min(r.capacity * RECORDER_MAX_COMMANDS_PER_PASS)
+                        * (std::mem::size_of::<CommandRecord>() + 2 * RECORDER_MAX_NAME)
             ),
         ]
     })
