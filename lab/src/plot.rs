@@ -442,6 +442,9 @@ pub enum SliceKind {
     Idle,
     /// A lazy-free job.
     Bio,
+    /// A whole loop pass (drawn as a thin line under the main track: time
+    /// inside a pass with no slice is the loop busy elsewhere, or off the CPU).
+    Pass,
 }
 
 /// One slice on a track, in ms relative to the stall's start.
@@ -493,6 +496,14 @@ pub fn stall_timeline(path: &Path, title: &str, panels: &[StallPanel]) -> Result
     let base = SVGBackend::new(path, (1200, total)).into_drawing_area();
     base.fill(&WHITE).map_err(err)?;
     let titled = base.titled(title, ("sans-serif", 20)).map_err(err)?;
+    let titled = titled
+        .titled(
+            "red: the stall | orange: a client's command queued, from its bytes' arrival to its run | \
+             blue: other commands | gray: poll (the loop asleep) | green: a lazy-free job | \
+             dark line: loop passes",
+            ("sans-serif", 12),
+        )
+        .map_err(err)?;
     let mut rest = titled;
     for (p, h) in panels.iter().zip(heights) {
         let (area, below) = rest.split_vertically(h);
@@ -561,15 +572,18 @@ fn draw_stall_panel(
             let a = s.start_ms.max(p.from_ms);
             let b = s.end_ms.min(p.to_ms).max(a + min_w);
             let (fill, label) = match s.kind {
+                // A lazy-free job stays green, even as the panel's focus.
+                SliceKind::Focus if row == 1 => (series_color(2).filled(), true),
                 SliceKind::Focus => (RGBColor(214, 39, 40).filled(), true),
                 SliceKind::Other => (series_color(0).filled(), b - a > span / 8.0),
                 SliceKind::Idle => (RGBColor(215, 215, 215).filled(), false),
                 SliceKind::Bio => (series_color(2).filled(), true),
+                SliceKind::Pass => (RGBColor(90, 90, 90).filled(), false),
             };
-            let (ya, yb) = if s.kind == SliceKind::Idle {
-                (y0 + 0.22, y1 - 0.22)
-            } else {
-                (y0, y1)
+            let (ya, yb) = match s.kind {
+                SliceKind::Idle => (y0 + 0.22, y1 - 0.22),
+                SliceKind::Pass => (y0 - 0.1, y0 - 0.04),
+                _ => (y0, y1),
             };
             chart
                 .draw_series(std::iter::once(Rectangle::new([(a, ya), (b, yb)], fill)))

@@ -347,11 +347,11 @@ fn panel_for(trace: &Trace, title: String, focus_ts: u64, focus_dur: u64) -> plo
     let rel = |ts: u64| (ts as f64 - focus_ts as f64) / 1000.0;
     let overlaps = |a: u64, b: u64| a < t1 && b > t0;
     let mut main = Vec::new();
-    for e in trace
-        .events
-        .iter()
-        .filter(|e| e.ph == "X" && e.tid == MAIN_TID && (e.cat == "command" || e.name == "poll"))
-    {
+    for e in trace.events.iter().filter(|e| {
+        e.ph == "X"
+            && e.tid == MAIN_TID
+            && (e.cat == "command" || e.name == "poll" || e.name.starts_with("loop pass"))
+    }) {
         if overlaps(e.ts, e.ts + e.dur.max(1)) {
             main.push(plot::Slice {
                 name: e.name.clone(),
@@ -359,6 +359,8 @@ fn panel_for(trace: &Trace, title: String, focus_ts: u64, focus_dur: u64) -> plo
                 end_ms: rel(e.ts + e.dur),
                 kind: if e.name == "poll" {
                     plot::SliceKind::Idle
+                } else if e.cat == "loop" {
+                    plot::SliceKind::Pass
                 } else if e.ts == focus_ts {
                     plot::SliceKind::Focus
                 } else {
