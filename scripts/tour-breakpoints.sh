@@ -20,6 +20,8 @@
 #   free_database_async   FLUSHALL ASYNC (Redis: emptyDbAsync -> lazyfreeFreeDatabase,
 #                         not freeObjAsync, so it has its own breakpoint)
 #   call                  every command
+#   encoding_log_record   with DEBUG ENCODING-LOG ON, each real conversion: the 513th
+#                         integer SADDed converts in set_type_convert (in the backtrace)
 #   migrate_try           each MIGRATE attempt (a refused target: the attempt and
 #                         its one retry), the loop blocked inside it
 set -euo pipefail
@@ -58,6 +60,7 @@ bp free_object_async lazyfree::LazyFree::free_object_async
 bp free_database_async lazyfree::LazyFree::free_database_async
 bp call redis_lite::server::call
 bp migrate_try redis_lite::migrate::migrate_try
+bp encoding_log_record storage::encoding_log::record
 # active_expire_cycle runs on every cron tick and every pass (fast cycle):
 # an idle server at hz 10 stops about ten times a second, which is fine.
 bp active_expire_cycle redis_lite::expire::active_expire_cycle
@@ -114,6 +117,9 @@ check "DEL with lazyfree-lazy-user-del" free_object_async "" \
   "eval \"for i=1,200 do redis.call('sadd','big',i..'x') end\" 0" "del big" \
   "config set lazyfree-lazy-user-del no"
 check "FLUSHALL ASYNC" free_database_async "" drive "set k v" "flushall async"
+check "SADD of a 513th integer" encoding_log_record set_type_convert \
+  drive "debug encoding-log on" "eval \"for i=1,513 do redis.call('sadd','ints',i) end\" 0" \
+  "debug encoding-log off"
 # A port nobody listens on: the handshake is refused, MIGRATE retries once.
 CLOSED=$(python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])')
 check "MIGRATE to a closed port" migrate_try migrate_command \

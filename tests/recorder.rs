@@ -218,3 +218,30 @@ fn extensions_leave_info_and_command_replies_alone() {
         None => common::skipped("redis-server not installed"),
     }
 }
+
+/// A command sent while another ran counts its queue wait from its bytes'
+/// arrival (the blamed command's peek saw them), not from the later read:
+/// GETs sent 50 ms into a 200 ms DEBUG SLEEP each queued at least 100 ms.
+/// DEBUG RECORDER JSON replies the same trace as DUMP writes.
+#[test]
+fn queue_wait_counts_from_arrival_and_json_replies_the_trace() {
+    let srv = Server::start();
+    let mut c = srv.connect();
+    c.must(&["DEBUG", "RECORDER", "START"]);
+    run_with_victims(&srv, &mut c, &["DEBUG", "SLEEP", "0.2"], &["GET", "queued"]);
+    let reply = c.must(&["DEBUG", "RECORDER", "JSON"]);
+    assert_eq!(reply[0], b'$', "a bulk string");
+    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&reply[nl + 1..reply.len() - 2]).expect("trace JSON");
+    let events = json["traceEvents"].as_array().unwrap();
+    let gets: Vec<_> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["name"] == "GET queued")
+        .collect();
+    assert_eq!(gets.len(), 3, "three victim GETs");
+    for g in gets {
+        let qw = g["args"]["queue_wait_us"].as_u64().unwrap();
+        assert!(qw >= 100_000, "queued behind the sleep: {g}");
+    }
+}

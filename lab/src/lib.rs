@@ -11,6 +11,8 @@
 //! | `report` | tables, lesson lines, progress bars |
 //! | `plot` | SVG timelines, bars and lines (plotters) |
 //! | `cleanup` | Ctrl-C: stop what the lab started, wipe what it wrote |
+//! | `trace` | `--trace DIR`: the server's loop flight recorder around each experiment, its stalls as an SVG timeline |
+//! | `top` | `top`: the worst blockers (DEBUG BLAME), live |
 //! | `exp::*` | probe (E1), victims (E2), monitor (E3), roundtrips (E4), scancount (E5) |
 
 pub mod cleanup;
@@ -20,4 +22,6 @@ pub mod proxy;
 pub mod report;
 pub mod stats;
 pub mod target;
+pub mod top;
+pub mod trace;
 pub mod victim;

@@ -15,6 +15,7 @@ use lab::cleanup;
 use lab::exp::{self, Ctx, ExpOutput};
 use lab::report::{self, Table};
 use lab::target::{self, Target};
+use lab::trace;
 
 #[derive(Parser)]
 #[command(
@@ -85,10 +86,20 @@ enum Cmd {
     Scancount,
     /// All five, in order
     All,
+    /// The worst blockers, live: redis-lite's DEBUG BLAME every second
+    /// (default target 127.0.0.1:6379; never flushes it)
+    Top {
+        /// Leave after this many seconds (default: at Ctrl-C)
+        #[arg(long, value_name = "N")]
+        seconds: Option<u64>,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Cmd::Top { seconds } = cli.command {
+        return top(cli.target.as_deref(), seconds);
+    }
     cleanup::install();
     let result = run(cli);
     if cleanup::interrupted() {
@@ -158,18 +169,30 @@ fn run(cli: Cli) -> Result<(), String> {
         Cmd::Roundtrips { .. } => vec!["roundtrips"],
         Cmd::Scancount => vec!["scancount"],
         Cmd::All => vec!["probe", "victims", "monitor", "roundtrips", "scancount"],
+        Cmd::Top { .. } => unreachable!("top runs before any server is started"),
     };
+    if let Some(d) = &cli.trace {
+        std::fs::create_dir_all(d).map_err(|e| format!("--trace {}: {e}", d.display()))?;
+    }
     let mut outputs: Vec<ExpOutput> = Vec::new();
     let mut timings = Vec::new();
     for name in which {
         let t0 = Instant::now();
-        let out = match name {
+        let recording = trace::begin(&ctx);
+        let mut out = match name {
             "probe" => exp::probe::run(&mut ctx),
             "victims" => exp::victims::run(&mut ctx),
             "monitor" => exp::monitor::run(&mut ctx),
             "roundtrips" => exp::roundtrips::run(&mut ctx),
             _ => exp::scancount::run(&mut ctx),
         };
+        if ctx.trace_dir.is_some() {
+            let (summary, svgs) = trace::end(&ctx, name, &recording);
+            if let Some(obj) = out.json.as_object_mut() {
+                obj.insert("trace".to_string(), summary);
+            }
+            out.svgs.extend(svgs);
+        }
         let secs = t0.elapsed().as_secs_f64();
         println!("  ({name} took {secs:.0} s)");
         timings.push((name.to_string(), secs));
@@ -250,4 +273,23 @@ fn print_summary(ctx: &Ctx, outputs: &[ExpOutput]) {
         }
     }
     t.print();
+}
+
+/// `top`: no server is started and nothing is flushed; Ctrl-C leaves.
+fn top(target: Option<&str>, seconds: Option<u64>) -> ExitCode {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    if let Err(e) = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed)) {
+        eprintln!("redis-lite-lab: cannot catch Ctrl-C: {e}");
+    }
+    let addr = target.unwrap_or("127.0.0.1:6379");
+    match lab::top::run(addr, seconds, &stop) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("redis-lite-lab top: {e}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -430,3 +430,230 @@ pub fn lines(
     root.present().map_err(err)?;
     Ok(())
 }
+
+/// What a slice of the stall timeline is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SliceKind {
+    /// The stall itself (or, on the lazy-free panel, the job).
+    Focus,
+    /// Another command on the main thread.
+    Other,
+    /// `poll`: the loop asleep, nothing to do.
+    Idle,
+    /// A lazy-free job.
+    Bio,
+    /// A whole loop pass (drawn as a thin line under the main track: time
+    /// inside a pass with no slice is the loop busy elsewhere, or off the CPU).
+    Pass,
+}
+
+/// One slice on a track, in ms relative to the stall's start.
+#[derive(Clone, Debug)]
+pub struct Slice {
+    pub name: String,
+    pub start_ms: f64,
+    pub end_ms: f64,
+    pub kind: SliceKind,
+}
+
+/// A client whose command waited behind the stall.
+#[derive(Clone, Debug)]
+pub struct Victim {
+    pub client_id: u64,
+    pub command: String,
+    /// When its bytes were waiting from (clipped to the panel).
+    pub queued_ms: f64,
+    pub start_ms: f64,
+    pub end_ms: f64,
+    pub wait_ms: f64,
+}
+
+/// One stall of the stall timeline (trace.rs builds them).
+#[derive(Clone, Debug)]
+pub struct StallPanel {
+    pub title: String,
+    pub from_ms: f64,
+    pub to_ms: f64,
+    pub main_track: String,
+    pub bio_track: String,
+    pub main: Vec<Slice>,
+    pub bio: Vec<Slice>,
+    pub victims: Vec<Victim>,
+}
+
+/// The stall timeline: per panel, the main thread's track with the
+/// stalling command in red, the `bio_lazy_free` track, and one row per
+/// victim whose queue wait (orange) sits under the stall: "GETs queued
+/// behind KEYS" without a trace viewer.
+pub fn stall_timeline(path: &Path, title: &str, panels: &[StallPanel]) -> Result<(), String> {
+    const ROW_PX: u32 = 34;
+    const PANEL_EXTRA_PX: u32 = 110;
+    let heights: Vec<u32> = panels
+        .iter()
+        .map(|p| PANEL_EXTRA_PX + ROW_PX * (2 + p.victims.len() as u32))
+        .collect();
+    let total = 50 + heights.iter().sum::<u32>();
+    let base = SVGBackend::new(path, (1200, total)).into_drawing_area();
+    base.fill(&WHITE).map_err(err)?;
+    let titled = base.titled(title, ("sans-serif", 20)).map_err(err)?;
+    let titled = titled
+        .titled(
+            "red: the stall | orange: a client's command queued, from its bytes' arrival to its run | \
+             blue: other commands | gray: poll (the loop asleep) | green: a lazy-free job | \
+             dark line: loop passes",
+            ("sans-serif", 12),
+        )
+        .map_err(err)?;
+    let mut rest = titled;
+    for (p, h) in panels.iter().zip(heights) {
+        let (area, below) = rest.split_vertically(h);
+        rest = below;
+        draw_stall_panel(&base, &area, p)?;
+    }
+    base.present().map_err(err)?;
+    Ok(())
+}
+
+fn draw_stall_panel(
+    base: &DrawingArea<SVGBackend, Shift>,
+    area: &DrawingArea<SVGBackend, Shift>,
+    p: &StallPanel,
+) -> Result<(), String> {
+    let rows = 2 + p.victims.len();
+    let span = (p.to_ms - p.from_ms).max(0.001);
+    let min_w = span / 600.0;
+    let mut chart = ChartBuilder::on(area)
+        .caption(&p.title, ("sans-serif", 15))
+        .margin(10)
+        .x_label_area_size(34)
+        .y_label_area_size(250)
+        .build_cartesian_2d(p.from_ms..p.to_ms, 0f64..rows as f64)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .y_label_formatter(&|_| String::new())
+        .x_desc("ms from the start of the stall")
+        .light_line_style(WHITE.mix(0.0))
+        .draw()
+        .map_err(err)?;
+    // Row r (0 = top) spans this band of y.
+    let band = |r: usize| {
+        let y = (rows - 1 - r) as f64;
+        (y + 0.18, y + 0.82)
+    };
+    // The stall's time, shaded across every row: what waited sits under it.
+    if let Some(f) = p
+        .main
+        .iter()
+        .chain(p.bio.iter())
+        .find(|s| s.kind == SliceKind::Focus)
+    {
+        let end = f.end_ms.max(f.start_ms + min_w);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(f.start_ms, 0.0), (end, rows as f64)],
+                RGBColor(214, 39, 40).mix(0.07).filled(),
+            )))
+            .map_err(err)?;
+    }
+    let mut labelled = 0;
+    let mut draw_slices = |chart: &mut ChartContext<
+        '_,
+        SVGBackend<'_>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+                           slices: &[Slice],
+                           row: usize|
+     -> Result<(), String> {
+        let (y0, y1) = band(row);
+        for s in slices {
+            let a = s.start_ms.max(p.from_ms);
+            let b = s.end_ms.min(p.to_ms).max(a + min_w);
+            let (fill, label) = match s.kind {
+                // A lazy-free job stays green, even as the panel's focus.
+                SliceKind::Focus if row == 1 => (series_color(2).filled(), true),
+                SliceKind::Focus => (RGBColor(214, 39, 40).filled(), true),
+                SliceKind::Other => (series_color(0).filled(), b - a > span / 8.0),
+                SliceKind::Idle => (RGBColor(215, 215, 215).filled(), false),
+                SliceKind::Bio => (series_color(2).filled(), true),
+                SliceKind::Pass => (RGBColor(90, 90, 90).filled(), false),
+            };
+            let (ya, yb) = match s.kind {
+                SliceKind::Idle => (y0 + 0.22, y1 - 0.22),
+                SliceKind::Pass => (y0 - 0.1, y0 - 0.04),
+                _ => (y0, y1),
+            };
+            chart
+                .draw_series(std::iter::once(Rectangle::new([(a, ya), (b, yb)], fill)))
+                .map_err(err)?;
+            if label && labelled < 12 {
+                labelled += 1;
+                chart
+                    .draw_series(std::iter::once(Text::new(
+                        format!("{} ({:.2} ms)", s.name, s.end_ms - s.start_ms),
+                        (a, y1 + 0.02),
+                        ("sans-serif", 11)
+                            .into_font()
+                            .color(&BLACK)
+                            .pos(Pos::new(HPos::Left, VPos::Bottom)),
+                    )))
+                    .map_err(err)?;
+            }
+        }
+        Ok(())
+    };
+    draw_slices(&mut chart, &p.main, 0)?;
+    draw_slices(&mut chart, &p.bio, 1)?;
+    for (i, v) in p.victims.iter().enumerate() {
+        let (y0, y1) = band(2 + i);
+        let qa = v.queued_ms.max(p.from_ms);
+        let qb = v.start_ms.min(p.to_ms).max(qa + min_w);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(qa, y0 + 0.1), (qb, y1 - 0.1)],
+                series_color(1).mix(0.75).filled(),
+            )))
+            .map_err(err)?;
+        let ra = v.start_ms.min(p.to_ms);
+        let rb = v.end_ms.min(p.to_ms).max(ra + min_w);
+        chart
+            .draw_series(std::iter::once(Rectangle::new(
+                [(ra, y0), (rb, y1)],
+                series_color(0).filled(),
+            )))
+            .map_err(err)?;
+        chart
+            .draw_series(std::iter::once(Text::new(
+                format!("{}: queued {:.2} ms", v.command, v.wait_ms),
+                (qa, y1 + 0.02),
+                ("sans-serif", 11)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Left, VPos::Bottom)),
+            )))
+            .map_err(err)?;
+    }
+    // Row names, right-aligned in the label area (absolute pixels).
+    let mut names = vec![p.main_track.clone(), p.bio_track.clone()];
+    names.extend(
+        p.victims
+            .iter()
+            .map(|v| format!("client {} waited", v.client_id)),
+    );
+    for (r, name) in names.into_iter().enumerate() {
+        let (y0, y1) = band(r);
+        let (px, py) = chart.backend_coord(&(p.from_ms, (y0 + y1) / 2.0));
+        base.draw(&Text::new(
+            name,
+            (px - 8, py),
+            ("sans-serif", 12)
+                .into_font()
+                .color(&BLACK)
+                .pos(Pos::new(HPos::Right, VPos::Center)),
+        ))
+        .map_err(err)?;
+    }
+    Ok(())
+}

@@ -162,6 +162,51 @@ fn check_svgs(doc: &Value, name: &str, expected: &[&str]) {
     }
 }
 
+/// `--trace`: DIR/<experiment>-<server>.json is trace-event JSON (every
+/// event has ph/ts/pid/tid) with the main-loop and bio_lazy_free tracks and
+/// command slices; the stall timeline SVG beside it parses and draws.
+fn check_trace(dir: &Path, svg_dir: &Path, experiment: &str, server: &str) {
+    let path = dir.join(format!("{experiment}-{server}.json"));
+    let text = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let json: Value = serde_json::from_slice(&text).expect("trace is JSON");
+    let events = json["traceEvents"].as_array().expect("traceEvents");
+    for e in events {
+        for field in ["ph", "ts", "pid", "tid"] {
+            assert!(e.get(field).is_some(), "event without {field}: {e}");
+        }
+    }
+    let threads: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(threads.contains(&"main (event loop)"), "{threads:?}");
+    assert!(threads.contains(&"bio_lazy_free"), "{threads:?}");
+    let commands = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "command")
+        .count();
+    assert!(commands > 10, "{commands} command slices");
+    // The lab's own parser reads it too, and finds a stall to draw.
+    let trace = lab::trace::parse(&text).unwrap();
+    assert!(!lab::trace::biggest_stalls(&trace, 3).is_empty());
+    let svg = svg_dir.join(format!("{experiment}-{server}-stalls.svg"));
+    let svg_text =
+        std::fs::read_to_string(&svg).unwrap_or_else(|e| panic!("{}: {e}", svg.display()));
+    let xml = roxmltree::Document::parse(&svg_text).expect("stall SVG is XML");
+    assert_eq!(xml.root_element().tag_name().name(), "svg");
+    let texts: Vec<String> = xml
+        .descendants()
+        .filter(|n| n.tag_name().name() == "text")
+        .filter_map(|n| n.text().map(|t| t.trim().to_string()))
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("main (event loop)")),
+        "{texts:?}"
+    );
+    assert!(texts.iter().any(|t| t == "bio_lazy_free"), "{texts:?}");
+}
+
 /// Each lesson has a ratio for each server named.
 fn check_lessons(result: &Value, servers: &[&str], n: usize) {
     let lessons = result["lessons"].as_array().unwrap();
@@ -224,10 +269,8 @@ fn probe_quick_reports_every_step_with_victim_samples() {
     ] {
         assert!(text.contains(want), "stdout lacks {want:?}:\n{text}");
     }
-    assert!(
-        text.contains("--trace is not available on this server") || text.contains("DEBUG TRACE"),
-        "{text}"
-    );
+    check_trace(&dir, &dir, "probe", "redis-lite");
+    assert!(text.contains("trace: "), "{text}");
     let r = experiment(&doc, "probe");
     let rows = r["rows"].as_array().unwrap();
     for step in [
@@ -486,8 +529,30 @@ fn all_quick_compare_prints_every_row_for_both_servers() {
         return;
     }
     let dir = temp_dir("compare");
-    let (out, doc) = run_lab(&bin, &dir, &["all", "--quick", "--compare"]);
+    let trace_dir = dir.join("trace");
+    let (out, doc) = run_lab(
+        &bin,
+        &dir,
+        &[
+            "all",
+            "--quick",
+            "--compare",
+            "--trace",
+            trace_dir.to_str().unwrap(),
+        ],
+    );
     let text = stdout(&out);
+    // A trace per experiment from redis-lite; redis-server has no recorder
+    // and says so.
+    for name in ["probe", "victims", "monitor", "roundtrips", "scancount"] {
+        check_trace(&trace_dir, &dir, name, "redis-lite");
+        assert!(!trace_dir.join(format!("{name}-redis.json")).exists());
+        assert_eq!(experiment(&doc, name)["trace"]["redis"]["recorder"], false);
+    }
+    assert!(
+        text.contains("a real redis-server has none: no trace written for it"),
+        "{text}"
+    );
     assert!(
         text.contains("summary: the ratio that carries each lesson"),
         "{text}"
@@ -682,4 +747,123 @@ fn ctrl_c_stops_the_servers_it_started() {
         TcpStream::connect(("127.0.0.1", port)).is_err(),
         "redis-lite still running on {port}"
     );
+}
+
+/// A server of `program` on a free port, killed on drop.
+struct Spawned(std::process::Child, u16);
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn spawn_server(program: &Path) -> Spawned {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new(program)
+        .args(["--port", &port.to_string(), "--save", ""])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "{} did not start",
+            program.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    Spawned(child, port)
+}
+
+/// `top` ranks what DEBUG BLAME says: a DEBUG SLEEP that a GET waited on
+/// is the worst blocker; the recorder it turned on is off again after.
+#[test]
+fn top_ranks_the_sleep_a_client_waited_on() {
+    let Some(bin) = redis_lite_bin() else { return };
+    let srv = spawn_server(&bin);
+    let target = format!("127.0.0.1:{}", srv.1);
+    let top = Command::new(LAB)
+        .args(["top", "--target", &target, "--seconds", "3"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until top has turned the recorder on, then stall with a waiter.
+    let client = redis::Client::open(format!("redis://{target}/")).unwrap();
+    let mut a = client.get_connection().unwrap();
+    let mut b = client.get_connection().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let st: Vec<String> = redis::cmd("DEBUG")
+            .arg("RECORDER")
+            .arg("STATUS")
+            .query(&mut a)
+            .unwrap();
+        if st.iter().any(|l| l == "recording:1") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "top never turned the recorder on"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sleeper = std::thread::spawn(move || {
+        let _: () = redis::cmd("DEBUG")
+            .arg("SLEEP")
+            .arg("0.3")
+            .query(&mut a)
+            .unwrap();
+        a
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    let _: Option<String> = redis::cmd("GET").arg("x").query(&mut b).unwrap();
+    sleeper.join().unwrap();
+    let out = top.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text
+        .rsplit("redis-lite-lab top:")
+        .next()
+        .expect("at least one refresh");
+    let first_row = last
+        .lines()
+        .find(|l| l.trim_start().starts_with("1 "))
+        .unwrap_or_else(|| panic!("no ranked row:\n{text}"));
+    assert!(first_row.contains("DEBUG"), "{first_row}\n{text}");
+    assert!(
+        last.to_ascii_lowercase().contains("`debug sleep` (client"),
+        "{text}"
+    );
+    assert!(last.contains(" clients waited "), "{text}");
+    let st: Vec<String> = redis::cmd("DEBUG")
+        .arg("RECORDER")
+        .arg("STATUS")
+        .query(&mut b)
+        .unwrap();
+    assert!(st.iter().any(|l| l == "recording:0"), "{st:?}");
+}
+
+/// A real redis-server has no blame: `top` says so and exits 2.
+#[test]
+fn top_on_redis_server_says_it_has_no_recorder() {
+    if !require_redis_server() {
+        return;
+    }
+    let srv = spawn_server(&which("redis-server").unwrap());
+    let out = Command::new(LAB)
+        .args(["top", "--seconds", "1", "--target"])
+        .arg(format!("127.0.0.1:{}", srv.1))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a real redis-server does not have"), "{err}");
 }

@@ -16,6 +16,7 @@
 //! - `lazyfree_pending_objects`: handed over, not yet freed;
 //! - `lazyfreed_objects`: freed by the thread since start (or CONFIG RESETSTAT).
 
+pub mod log;
 pub mod trace;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -83,7 +84,8 @@ pub fn set_in_fork_child() {
 enum Job {
     /// One value (UNLINK of a big key): lazyfreeFreeObject. The trace
     /// note is there only while the flight recorder is on.
-    FreeObject(RObj, Option<TraceNote>),
+    /// The id is its lazy-free log entry (log.rs), while that log is on.
+    FreeObject(RObj, Option<TraceNote>, Option<u64>),
     /// A whole database (FLUSHALL/FLUSHDB ASYNC): lazyfreeFreeDatabase.
     /// `count` is the number of keys, counted in the pending objects.
     FreeDatabase {
@@ -91,6 +93,7 @@ enum Job {
         expires: Dict<i64>,
         count: u64,
         trace: Option<TraceNote>,
+        log_id: Option<u64>,
     },
 }
 
@@ -146,7 +149,11 @@ impl LazyFree {
 
     /// freeObjAsync: free `obj` on the worker if it is expensive to free,
     /// inline otherwise. Returns true when the value was handed over.
-    pub fn free_object_async(&self, obj: RObj) -> bool {
+    /// `log_note` is there while the lazy-free log is on (log.rs): when
+    /// the value goes to the worker it becomes an entry the worker
+    /// completes with its own duration; when it is freed inline the caller
+    /// logs it (it times the free).
+    pub fn free_object_async(&self, obj: RObj, log_note: Option<log::FreeNote>) -> bool {
         if IN_FORK_CHILD.load(Ordering::Relaxed)
             || lazyfree_get_free_effort(&obj) <= LAZYFREE_THRESHOLD
         {
@@ -159,7 +166,8 @@ impl LazyFree {
             effort: lazyfree_get_free_effort(&obj) as u64,
             queued: std::time::Instant::now(),
         });
-        if let Err(mpsc::SendError(job)) = self.queue.send(Job::FreeObject(obj, note)) {
+        let log_id = log_note.map(log::push);
+        if let Err(mpsc::SendError(job)) = self.queue.send(Job::FreeObject(obj, note, log_id)) {
             // The worker is gone (only at exit): free inline instead.
             self.counters.pending.fetch_sub(1, Ordering::Relaxed);
             drop(job);
@@ -170,12 +178,19 @@ impl LazyFree {
 
     /// emptyDbAsync: the caller already put fresh empty dicts in place; the
     /// old ones, with all their keys, are freed on the worker.
-    pub fn free_database_async(&self, dict: Dict<RObj>, expires: Dict<i64>) {
+    /// `log_note`: the lazy-free log's entry for it, while that log is on.
+    pub fn free_database_async(
+        &self,
+        dict: Dict<RObj>,
+        expires: Dict<i64>,
+        log_note: Option<log::FreeNote>,
+    ) {
         if IN_FORK_CHILD.load(Ordering::Relaxed) {
             drop((dict, expires)); // no worker in a forked child
             return;
         }
         let count = dict.len() as u64;
+        let log_id = log_note.map(log::push);
         self.counters.pending.fetch_add(count, Ordering::Relaxed);
         let trace = trace::recording().then(|| TraceNote {
             what: "database".to_string(),
@@ -187,6 +202,7 @@ impl LazyFree {
             expires,
             count,
             trace,
+            log_id,
         };
         if let Err(mpsc::SendError(job)) = self.queue.send(job) {
             self.counters.pending.fetch_sub(count, Ordering::Relaxed);
@@ -216,22 +232,26 @@ impl LazyFree {
 fn bio_process_background_jobs(rx: Receiver<Job>, counters: Arc<Counters>) {
     for job in rx {
         let start = std::time::Instant::now();
-        let (freed, note) = match job {
-            Job::FreeObject(obj, note) => {
+        let (freed, note, log_id) = match job {
+            Job::FreeObject(obj, note, log_id) => {
                 drop(obj);
-                (1, note)
+                (1, note, log_id)
             }
             Job::FreeDatabase {
                 dict,
                 expires,
                 count,
                 trace,
+                log_id,
             } => {
                 drop(dict);
                 drop(expires);
-                (count, trace)
+                (count, trace, log_id)
             }
         };
+        if let Some(id) = log_id {
+            log::finish(id, start, start.elapsed().as_micros() as u64);
+        }
         if let Some(note) = note {
             trace::record_job(trace::BioJobRecord {
                 what: note.what,
@@ -265,7 +285,7 @@ mod tests {
     #[test]
     fn cheap_values_are_freed_inline() {
         let lf = LazyFree::start().unwrap();
-        assert!(!lf.free_object_async(string_obj("small")));
+        assert!(!lf.free_object_async(string_obj("small"), None));
         assert_eq!(lf.pending_objects(), 0);
         assert_eq!(lf.freed_objects(), 0);
     }
@@ -280,7 +300,7 @@ mod tests {
                 string_obj("v"),
             );
         }
-        lf.free_database_async(dict, Dict::new());
+        lf.free_database_async(dict, Dict::new(), None);
         // The worker drains the queue; wait (bounded) for it.
         for _ in 0..1000 {
             if lf.freed_objects() == 1000 {

@@ -24,7 +24,7 @@ use storage::intset::Intset;
 use storage::listpack::{lp_safe_to_add, Listpack, LpEntry};
 use storage::object::{StrValue, Value, OBJ_ENCODING_EMBSTR_SIZE_LIMIT};
 use storage::quicklist::Quicklist;
-use storage::t_hash::{hash_type_convert, HashLimits, HashValue};
+use storage::t_hash::{hash_type_convert, HashConvWhy, HashLimits, HashValue};
 use storage::t_set::{set_type_convert, SetValue};
 use storage::t_stream::{stream_validate_listpack_integrity, Stream, StreamID, StreamNack};
 use storage::t_zset::{zset_type_convert, ZConvCheck, ZSet, ZSetLimits, ZSetValue};
@@ -602,7 +602,7 @@ impl<R: Read> RdbReader<R> {
         let lim = self.limits.hash;
         let mut h = HashValue::Listpack(Listpack::new());
         if len > lim.max_listpack_entries as u64 {
-            hash_type_convert(&mut h);
+            hash_type_convert(&mut h, HashConvWhy::Load);
         }
         let mut dups = (self.deep && matches!(h, HashValue::Listpack(_)))
             .then(std::collections::HashSet::<Vec<u8>>::new);
@@ -622,7 +622,7 @@ impl<R: Read> RdbReader<R> {
                 || value.len() > lim.max_listpack_value
                 || !lp_safe_to_add(Some(lp), field.len() + value.len())
             {
-                hash_type_convert(&mut h);
+                hash_type_convert(&mut h, HashConvWhy::Load);
                 if let HashValue::Hashtable(d) = &mut h {
                     if d.add(field.into_boxed_slice(), value.into_boxed_slice())
                         .is_err()
@@ -894,7 +894,7 @@ fn load_blob_object(
             }
             let mut h = HashValue::Listpack(lp);
             if seen.len() > lim.hash.max_listpack_entries || maxlen > lim.hash.max_listpack_value {
-                hash_type_convert(&mut h);
+                hash_type_convert(&mut h, HashConvWhy::Load);
             }
             Ok(Some(Value::Hash(h)))
         }
@@ -956,7 +956,7 @@ fn load_blob_object(
             }
             let mut h = HashValue::Listpack(lp);
             if storage::t_hash::hash_type_length(&h) > lim.hash.max_listpack_entries {
-                hash_type_convert(&mut h);
+                hash_type_convert(&mut h, HashConvWhy::Load);
             }
             Ok(Some(Value::Hash(h)))
         }

@@ -78,7 +78,7 @@ pub fn set_expire(srv: &mut Server, dbid: usize, key: &[u8], when_ms: i64) {
 pub fn delete_expired_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     let start = std::time::Instant::now();
     let lazy = srv.config.lazyfree_lazy_expire;
-    db_generic_delete(srv, dbid, key, lazy);
+    db_generic_delete(srv, dbid, key, lazy, FreeCause::Expire);
     let ms = start.elapsed().as_millis() as u64;
     let threshold = srv.config.latency_monitor_threshold;
     srv.latency
@@ -208,20 +208,126 @@ pub fn set_key(srv: &mut Server, dbid: usize, key: &[u8], mut val: RObj, keep_tt
     if let Some(old) = old {
         // dbSetValue: the overwritten value goes to the lazy-free thread
         // with lazyfree-lazy-server-del (if it is big enough).
-        free_object(srv, old, srv.config.lazyfree_lazy_server_del);
+        let lazy = srv.config.lazyfree_lazy_server_del;
+        free_object(srv, key, old, lazy, FreeCause::Overwrite);
     }
     signal_modified_key(srv, dbid, key);
 }
 
 /// Free a value that left the keyspace: on the `bio_lazy_free` thread when
 /// `lazy` and its free effort is over LAZYFREE_THRESHOLD (freeObjAsync),
-/// here and now otherwise (decrRefCount).
-pub fn free_object(srv: &Server, val: RObj, lazy: bool) {
+/// here and now otherwise (decrRefCount). `key` and `cause` are for the
+/// lazy-free log only (one relaxed load while it is off).
+pub fn free_object(srv: &Server, key: &[u8], val: RObj, lazy: bool, cause: FreeCause) {
+    if lazyfree::log::on() {
+        return free_object_logged(srv, key, val, lazy, cause);
+    }
     if lazy {
-        srv.lazyfree.free_object_async(val);
+        srv.lazyfree.free_object_async(val, None);
     } else {
         drop(val);
     }
+}
+
+/// Why a value leaves the keyspace, as the lazy-free log names it, and the
+/// config that decides whether that path frees lazily.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreeCause {
+    /// DEL, UNLINK, GETDEL.
+    Del,
+    /// A command's implicit delete (RENAME's target, an emptied collection).
+    ServerDel,
+    /// SET and the like replaced the value.
+    Overwrite,
+    Expire,
+    Evict,
+    /// FLUSHDB / FLUSHALL (one entry per database).
+    Flush,
+}
+
+impl FreeCause {
+    pub fn name(self) -> &'static str {
+        match self {
+            FreeCause::Del => "del",
+            FreeCause::ServerDel => "server-del",
+            FreeCause::Overwrite => "overwrite",
+            FreeCause::Expire => "expire",
+            FreeCause::Evict => "evict",
+            FreeCause::Flush => "flush",
+        }
+    }
+
+    /// The config that makes this path lazy.
+    pub fn config(self) -> &'static str {
+        match self {
+            FreeCause::Del => "lazyfree-lazy-user-del",
+            FreeCause::ServerDel | FreeCause::Overwrite => "lazyfree-lazy-server-del",
+            FreeCause::Expire => "lazyfree-lazy-expire",
+            FreeCause::Evict => "lazyfree-lazy-eviction",
+            FreeCause::Flush => "lazyfree-lazy-user-flush",
+        }
+    }
+
+    /// Why a free ran on the main thread although it could have been lazy.
+    fn why_sync(self) -> String {
+        match self {
+            FreeCause::Flush => "SYNC (or lazyfree-lazy-user-flush no)".to_string(),
+            _ => format!("lazy free off ({} no)", self.config()),
+        }
+    }
+}
+
+/// `free_object` while the lazy-free log is on: the same decision, timed
+/// when it runs here, and one entry in the log (lazyfree/src/log.rs).
+fn free_object_logged(srv: &Server, key: &[u8], val: RObj, lazy: bool, cause: FreeCause) {
+    use lazyfree::log::{self, FreeNote, FreedIn};
+    let effort = lazyfree::lazyfree_get_free_effort(&val) as u64;
+    let note = |freed_in, why, duration_us| FreeNote {
+        key: key.to_vec(),
+        type_name: val.type_name(),
+        encoding: val.encoding_name(),
+        effort,
+        cause: cause.name(),
+        command: storage::encoding_log::context_command(),
+        freed_in,
+        why,
+        duration_us,
+    };
+    let (bio, main) = (
+        note(
+            FreedIn::Bio,
+            format!(
+                "effort {effort} > LAZYFREE_THRESHOLD {}",
+                lazyfree::LAZYFREE_THRESHOLD
+            ),
+            None,
+        ),
+        note(
+            FreedIn::Main,
+            if lazy {
+                format!(
+                    "effort {effort} <= LAZYFREE_THRESHOLD {}",
+                    lazyfree::LAZYFREE_THRESHOLD
+                )
+            } else {
+                cause.why_sync()
+            },
+            None,
+        ),
+    );
+    let start = std::time::Instant::now();
+    if lazy {
+        // Inline when the effort is small: then false, and timed below.
+        if srv.lazyfree.free_object_async(val, Some(bio)) {
+            return;
+        }
+    } else {
+        drop(val);
+    }
+    log::push(FreeNote {
+        duration_us: Some(start.elapsed().as_micros() as u64),
+        ..main
+    });
 }
 
 /// dbAdd: the caller checked that the key is absent.
@@ -281,7 +387,13 @@ pub fn new_object(srv: &Server, value: storage::object::Value) -> RObj {
 /// dbGenericDelete: remove `key` from the keyspace (and its TTL). Returns
 /// whether the key existed. `lazy` is the DEL / UNLINK difference; the key
 /// and its dict entry are always freed synchronously.
-pub fn db_generic_delete(srv: &mut Server, dbid: usize, key: &[u8], lazy: bool) -> bool {
+pub fn db_generic_delete(
+    srv: &mut Server,
+    dbid: usize,
+    key: &[u8],
+    lazy: bool,
+    cause: FreeCause,
+) -> bool {
     let Some(val) = srv.dbs[dbid].delete(key) else {
         return false;
     };
@@ -290,7 +402,7 @@ pub fn db_generic_delete(srv: &mut Server, dbid: usize, key: &[u8], lazy: bool) 
     // goes to `bio_lazy_free` (lazyfree.c freeObjAsync); anything cheaper,
     // and everything for DEL, is freed right here: for a 1M-member set that
     // is a million deallocations while every other client waits.
-    free_object(srv, val, lazy);
+    free_object(srv, key, val, lazy, cause);
     true
 }
 
@@ -299,7 +411,7 @@ pub fn db_generic_delete(srv: &mut Server, dbid: usize, key: &[u8], lazy: bool) 
 /// `lazyfree-lazy-server-del` is on, as Redis does.
 pub fn db_delete(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
     let lazy = srv.config.lazyfree_lazy_server_del;
-    db_generic_delete(srv, dbid, key, lazy)
+    db_generic_delete(srv, dbid, key, lazy, FreeCause::ServerDel)
 }
 
 /// getIntFromObjectOrReply with no custom message: a long long that must
@@ -333,7 +445,7 @@ pub fn del_generic_command(srv: &mut Server, c: &mut Client, lazy: bool) {
     let mut numdel = 0;
     for key in &c.argv[1..] {
         expire_if_needed(srv, dbid, key);
-        if db_generic_delete(srv, dbid, key, lazy) {
+        if db_generic_delete(srv, dbid, key, lazy, FreeCause::Del) {
             signal_modified_key(srv, dbid, key);
             notify_keyspace_event(srv, NOTIFY_GENERIC, "del", key, dbid);
             srv.dirty += 1;
@@ -863,11 +975,47 @@ fn empty_db(srv: &mut Server, dbid: usize, lazy: bool) -> usize {
     crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
     crate::blocked::scan_database_for_deleted_streams(srv, dbid, None);
     let removed = srv.dbs[dbid].size();
+    if lazyfree::log::on() && removed > 0 {
+        return empty_db_logged(srv, dbid, lazy, removed);
+    }
     if lazy {
         let (dict, expires) = srv.dbs[dbid].take_tables();
-        srv.lazyfree.free_database_async(dict, expires);
+        srv.lazyfree.free_database_async(dict, expires, None);
     } else {
         srv.dbs[dbid].empty();
+    }
+    removed
+}
+
+/// `empty_db`'s free with the lazy-free log on: one entry for the whole
+/// database (its key count as the effort), not one per key.
+fn empty_db_logged(srv: &mut Server, dbid: usize, lazy: bool, removed: usize) -> usize {
+    use lazyfree::log::{self, FreeNote, FreedIn};
+    let note = FreeNote {
+        key: format!("(db {dbid})").into_bytes(),
+        type_name: "database",
+        encoding: "dict",
+        effort: removed as u64,
+        cause: FreeCause::Flush.name(),
+        command: storage::encoding_log::context_command(),
+        freed_in: if lazy { FreedIn::Bio } else { FreedIn::Main },
+        why: if lazy {
+            "ASYNC (or lazyfree-lazy-user-flush yes)".to_string()
+        } else {
+            FreeCause::Flush.why_sync()
+        },
+        duration_us: None,
+    };
+    if lazy {
+        let (dict, expires) = srv.dbs[dbid].take_tables();
+        srv.lazyfree.free_database_async(dict, expires, Some(note));
+    } else {
+        let start = std::time::Instant::now();
+        srv.dbs[dbid].empty();
+        log::push(FreeNote {
+            duration_us: Some(start.elapsed().as_micros() as u64),
+            ..note
+        });
     }
     removed
 }

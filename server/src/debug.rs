@@ -106,6 +106,9 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
         // reply stays Redis's.
         (b"recorder", 3..=4) => crate::recorder::debug_recorder_command(srv, c),
         (b"blame", 2..=3) => crate::recorder::debug_blame_command(c),
+        // ... and the lazy-free and encoding logs (instrument_logs.rs).
+        (b"lazyfree-log", 2..=3) => crate::instrument_logs::debug_lazyfree_log_command(c),
+        (b"encoding-log", 2..=3) => crate::instrument_logs::debug_encoding_log_command(c),
         _ => c.add_reply_subcommand_syntax_error(),
     }
 }

@@ -505,7 +505,7 @@ fn pick_random(srv: &mut Server) -> Option<(usize, Box<[u8]>)> {
 fn evict_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     let start = Instant::now();
     let lazy = srv.config.lazyfree_lazy_eviction;
-    crate::db::db_generic_delete(srv, dbid, key, lazy);
+    crate::db::db_generic_delete(srv, dbid, key, lazy, crate::db::FreeCause::Evict);
     let threshold = srv.config.latency_monitor_threshold;
     let ms = start.elapsed().as_millis() as u64;
     srv.latency

@@ -131,7 +131,7 @@ fn expire_generic_command(srv: &mut Server, c: &mut Client, basetime: i64, unit:
     // ms (the NX/XX/GT/LT options kept), so a replay later means the same.
     let event = if when <= srv.cmd_time_snapshot && !srv.aof.loading {
         let lazy = srv.config.lazyfree_lazy_expire;
-        db::db_generic_delete(srv, dbid, &key, lazy);
+        db::db_generic_delete(srv, dbid, &key, lazy, db::FreeCause::Expire);
         crate::propagate::rewrite_client_command_vector(
             c,
             vec![crate::propagate::del_or_unlink(lazy), key.clone()],

@@ -729,6 +729,8 @@ fn store_geo_points(
             max_listpack_entries: srv.config.zset_max_listpack_entries.max(0) as usize,
             max_listpack_value: srv.config.zset_max_listpack_value.max(0) as usize,
         };
+        // GEORADIUS key ... STORE dst: the encoding log names dst.
+        storage::encoding_log::set_context_key(storekey);
         let obj = db::new_object(srv, Value::ZSet(zset_from_pairs(&limits, &pairs)));
         db::set_key(srv, dbid, storekey, obj, false);
         notify_keyspace_event(srv, NOTIFY_ZSET, event, storekey, dbid);

@@ -25,6 +25,7 @@ pub mod function_lua;
 pub mod geo;
 pub mod hyperloglog;
 pub mod info;
+pub mod instrument_logs;
 pub mod latency;
 pub mod ldb;
 pub mod log;

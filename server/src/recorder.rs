@@ -50,6 +50,9 @@ pub const RECORDER_MAX_COMMANDS_PER_PASS: usize = 256;
 pub const BLAME_MIN_RUN_US: u64 = 100;
 /// BLAME_WORST_KEPT: the ranked list of worst offenders keeps this many.
 pub const BLAME_WORST_KEPT: usize = 32;
+/// RECORDER_MAX_COMMANDS: commands kept over the whole ring (about 200
+/// bytes each: some 50 MB); the oldest passes go first past it.
+pub const RECORDER_MAX_COMMANDS: usize = 250_000;
 /// Bytes of a key or address kept in a record.
 const RECORDER_MAX_NAME: usize = 64;
 
@@ -73,7 +76,9 @@ pub struct CommandRecord {
     pub start_us: u64,
     pub duration_us: u64,
     pub reply_bytes: u64,
-    /// From the read that completed the command to the start of its run.
+    /// From the read that completed the command to the start of its run;
+    /// from the bytes' arrival in the socket when a blamed command (one
+    /// that ran while they waited there) saw them: "queued behind KEYS".
     pub queue_wait_us: u64,
     /// Other clients with input waiting while it ran, and their summed wait.
     pub waiters: u32,
@@ -139,6 +144,12 @@ struct Recorder {
     worst: Vec<Offender>,
     /// Sockets we turned SO_TIMESTAMP on for.
     stamped: HashSet<i32>,
+    /// Commands held by `passes` (RECORDER_MAX_COMMANDS bounds it).
+    commands_kept: usize,
+    /// Client id -> when the bytes of its next command reached the kernel,
+    /// as a blamed command's peek found them: that command's queue wait
+    /// then counts from there, not from the read that came later.
+    arrivals: HashMap<u64, Instant>,
 }
 
 thread_local! {
@@ -151,6 +162,8 @@ thread_local! {
         addrs: HashMap::new(),
         worst: Vec::new(),
         stamped: HashSet::new(),
+        commands_kept: 0,
+        arrivals: HashMap::new(),
     });
 }
 
@@ -173,7 +186,9 @@ pub fn start(srv: &Server, caller_fd: i32, passes: Option<usize>) {
             r.capacity = n.max(1);
         }
         while r.passes.len() > r.capacity {
-            r.passes.pop_front();
+            if let Some(old) = r.passes.pop_front() {
+                r.commands_kept -= old.commands.len();
+            }
         }
     });
     // The first SO_TIMESTAMP turns on the kernel's receive timestamps for
@@ -199,8 +214,10 @@ pub fn reset_recording() {
     REC.with(|r| {
         let mut r = r.borrow_mut();
         r.passes.clear();
+        r.commands_kept = 0;
         r.passes_dropped = 0;
         r.addrs.clear();
+        r.arrivals.clear();
     });
     bio_trace::reset_jobs();
 }
@@ -260,11 +277,17 @@ pub fn pass_end() {
         let mut r = r.borrow_mut();
         if let Some(mut p) = r.current.take() {
             p.end_us = now_us();
-            if r.passes.len() >= r.capacity {
-                r.passes.pop_front();
+            r.commands_kept += p.commands.len();
+            r.passes.push_back(p);
+            // Bounded twice: by passes, and by the commands they hold (a
+            // pipelined benchmark fills every pass with hundreds).
+            while r.passes.len() > r.capacity || r.commands_kept > RECORDER_MAX_COMMANDS {
+                let Some(old) = r.passes.pop_front() else {
+                    break;
+                };
+                r.commands_kept -= old.commands.len();
                 r.passes_dropped += 1;
             }
-            r.passes.push_back(p);
         }
     });
 }
@@ -288,9 +311,12 @@ pub fn call_end(
 ) {
     let start_us = micros_since_epoch(start);
     let end = start + std::time::Duration::from_micros(micros);
-    let queue_wait_us = start
-        .saturating_duration_since(c.last_interaction)
-        .as_micros() as u64;
+    // Queued since the read that completed it, or since its bytes arrived
+    // when a blamed command's peek saw them waiting in the socket.
+    let queued_since = REC
+        .with(|r| r.borrow_mut().arrivals.remove(&c.id))
+        .map_or(c.last_interaction, |a| a.min(c.last_interaction));
+    let queue_wait_us = start.saturating_duration_since(queued_since).as_micros() as u64;
     let (waiters, waited_us) = if micros >= BLAME_MIN_RUN_US {
         clients_waiting(srv, start, end)
     } else {
@@ -366,6 +392,11 @@ fn clients_waiting(srv: &Server, start: Instant, end: Instant) -> (u32, u64) {
         if from < end {
             waiters += 1;
             waited += (end - from).as_micros() as u64;
+            if other.querybuf.is_empty() {
+                REC.with(|r| {
+                    r.borrow_mut().arrivals.entry(other.id).or_insert(arrival);
+                });
+            }
         }
     }
     (waiters, waited)
@@ -453,10 +484,9 @@ pub fn status_lines() -> Vec<String> {
             format!("memory_bytes:{bytes}"),
             format!(
                 "memory_bytes_max:{}",
-                r.capacity
-                    * (std::mem::size_of::<PassRecord>()
-                        + RECORDER_MAX_COMMANDS_PER_PASS
-                            * (std::mem::size_of::<CommandRecord>() + 2 * RECORDER_MAX_NAME))
+                r.capacity * std::mem::size_of::<PassRecord>()
+                    + RECORDER_MAX_COMMANDS.min(r.capacity * RECORDER_MAX_COMMANDS_PER_PASS)
+                        * (std::mem::size_of::<CommandRecord>() + 2 * RECORDER_MAX_NAME)
             ),
         ]
     })
@@ -648,7 +678,7 @@ fn reply_lines(c: &mut Client, lines: &[String]) {
     }
 }
 
-/// DEBUG RECORDER START [passes] | STOP | RESET | STATUS | DUMP path
+/// DEBUG RECORDER START [passes] | STOP | RESET | STATUS | DUMP path | JSON
 pub fn debug_recorder_command(srv: &mut Server, c: &mut Client) {
     let sub = c.arg(2).to_ascii_lowercase();
     match (&sub[..], c.argc()) {
@@ -675,6 +705,12 @@ pub fn debug_recorder_command(srv: &mut Server, c: &mut Client) {
             c.add_reply_ok();
         }
         (b"status", 3) => reply_lines(c, &status_lines()),
+        // The trace as one bulk string, for a client on another machine
+        // (the lab's --trace): DUMP writes on the server's filesystem.
+        (b"json", 3) => {
+            let (json, _) = trace_json();
+            c.add_reply_bulk(json.as_bytes());
+        }
         (b"dump", 4) => {
             let path = String::from_utf8_lossy(c.arg(3)).into_owned();
             let (json, events) = trace_json();

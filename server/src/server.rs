@@ -918,9 +918,22 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     let repl_offset_before = srv.repl.master_repl_offset;
     let reply_len_before = crate::recorder::call_begin(c);
     let start = Instant::now();
+    // The lazy-free and encoding logs name the running command and the key
+    // it names first (storage/src/encoding_log.rs), only while one is on.
+    let log_context = storage::encoding_log::context_wanted().then(|| {
+        let spec = srv.commands.get(id).spec;
+        let key = usize::try_from(spec.first_key)
+            .ok()
+            .filter(|&i| i > 0)
+            .and_then(|i| c.argv.get(i));
+        storage::encoding_log::set_context(static_fullname(srv, id), key.map(|k| &k[..]))
+    });
     srv.propagate.in_nested_call += 1;
     proc(srv, c);
     srv.propagate.in_nested_call -= 1;
+    if let Some(prev) = log_context {
+        storage::encoding_log::restore_context(prev);
+    }
     let duration = start.elapsed();
     crate::pubsub::pubsub_call_end(srv, c, pubsub_scope);
     // The command touched keys this very client WATCHes (multi.rs).

@@ -231,6 +231,8 @@ pub fn smove_command(srv: &mut Server, c: &mut Client) {
         db_add(srv, dbid, &dst, obj);
     }
     signal_modified_key(srv, dbid, &src);
+    // The encoding log's key is the destination, not the first key.
+    storage::encoding_log::set_context_key(&dst);
     // The destination changed only if the member was not there already.
     if let Some(RObj {
         value: Value::Set(dstset),

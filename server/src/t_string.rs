@@ -386,7 +386,7 @@ pub fn getdel_command(srv: &mut Server, c: &mut Client) {
     }
     let key = c.argv[1].clone();
     let lazy = srv.config.lazyfree_lazy_user_del;
-    if db::db_generic_delete(srv, c.db, &key, lazy) {
+    if db::db_generic_delete(srv, c.db, &key, lazy, db::FreeCause::Del) {
         // Propagated as DEL / UNLINK.
         let argv = vec![crate::propagate::del_or_unlink(lazy), key.clone()];
         crate::propagate::rewrite_client_command_vector(c, argv);
@@ -434,7 +434,7 @@ pub fn getex_command(srv: &mut Server, c: &mut Client) {
         // An absolute time already past deletes the key (checkAlreadyExpired).
         Some(ms) if flags & (OBJ_EXAT | OBJ_PXAT) != 0 && ms <= now && !srv.aof.loading => {
             let lazy = srv.config.lazyfree_lazy_expire;
-            let deleted = db::db_generic_delete(srv, dbid, &key, lazy);
+            let deleted = db::db_generic_delete(srv, dbid, &key, lazy, db::FreeCause::Expire);
             rewrite(c, vec![crate::propagate::del_or_unlink(lazy), key.clone()]);
             deleted.then_some("del")
         }

@@ -12,6 +12,7 @@
 pub mod bitops;
 pub mod db;
 pub mod dict;
+pub mod encoding_log;
 pub mod expire;
 pub mod geohash;
 pub mod hyperloglog;

@@ -76,20 +76,62 @@ pub fn hash_type_try_conversion(h: &mut HashValue, args: &[&[u8]], limits: &Hash
     let mut sum = 0usize;
     for a in args {
         if a.len() > limits.max_listpack_value {
-            hash_type_convert(h);
+            let why = HashConvWhy::LongString {
+                len: a.len(),
+                limit: limits.max_listpack_value,
+            };
+            hash_type_convert(h, why);
             return;
         }
         sum += a.len();
     }
-    if !lp_safe_to_add(Some(lp), sum) || lp.len() / 2 > limits.max_listpack_entries {
-        hash_type_convert(h);
+    if !lp_safe_to_add(Some(lp), sum) {
+        hash_type_convert(h, HashConvWhy::SafetySize);
+    } else if lp.len() / 2 > limits.max_listpack_entries {
+        let why = HashConvWhy::Entries {
+            limit: limits.max_listpack_entries,
+        };
+        hash_type_convert(h, why);
     }
+}
+
+/// Why a hash converts, for the encoding-transition log
+/// (storage/src/encoding_log.rs).
+#[derive(Clone, Copy, Debug)]
+pub enum HashConvWhy {
+    /// A field or value longer than hash-max-listpack-value.
+    LongString { len: usize, limit: usize },
+    /// More fields than hash-max-listpack-entries.
+    Entries { limit: usize },
+    /// The listpack would pass LISTPACK_MAX_SAFETY_SIZE.
+    SafetySize,
+    /// An RDB file or a RESTORE payload past the limits.
+    Load,
 }
 
 /// hashTypeConvert (listpack -> hashtable): every pair becomes a dict
 /// entry; the dict is presized so the conversion does not rehash.
-pub fn hash_type_convert(h: &mut HashValue) {
+pub fn hash_type_convert(h: &mut HashValue, why: HashConvWhy) {
     let HashValue::Listpack(lp) = h else { return };
+    if crate::encoding_log::on() {
+        let fields = lp.len() / 2;
+        let (size, trigger) = match why {
+            HashConvWhy::LongString { len, limit } => (
+                len as u64,
+                format!("a {len}-byte string > hash-max-listpack-value {limit}"),
+            ),
+            HashConvWhy::Entries { limit } => (
+                fields as u64,
+                format!("{fields} fields > hash-max-listpack-entries {limit}"),
+            ),
+            HashConvWhy::SafetySize => (
+                lp.bytes() as u64,
+                "the listpack would pass LISTPACK_MAX_SAFETY_SIZE".to_string(),
+            ),
+            HashConvWhy::Load => (fields as u64, "loaded past the limits".to_string()),
+        };
+        crate::encoding_log::record("hash", "listpack", "hashtable", size, trigger);
+    }
     let mut d: Dict<Sds> = Dict::new();
     d.expand(lp.len() / 2);
     for (field, value) in HashIter::listpack(lp) {
@@ -141,8 +183,13 @@ pub fn hash_type_get_value_length(h: &mut HashValue, field: &[u8]) -> usize {
 /// checked after the insert.
 pub fn hash_type_set(h: &mut HashValue, field: &[u8], value: &[u8], limits: &HashLimits) -> bool {
     if let HashValue::Listpack(_) = h {
-        if field.len() > limits.max_listpack_value || value.len() > limits.max_listpack_value {
-            hash_type_convert(h);
+        let len = field.len().max(value.len());
+        if len > limits.max_listpack_value {
+            let why = HashConvWhy::LongString {
+                len,
+                limit: limits.max_listpack_value,
+            };
+            hash_type_convert(h, why);
         }
     }
     let update = match h {

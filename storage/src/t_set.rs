@@ -85,6 +85,17 @@ pub fn set_type_convert(
     if !not_an_integer && is.len() <= max_intset_entries {
         return false;
     }
+    if crate::encoding_log::on() {
+        let trigger = if not_an_integer {
+            "a member that is not an integer".to_string()
+        } else {
+            format!(
+                "{} entries > set-max-intset-entries {max_intset_entries}",
+                is.len()
+            )
+        };
+        crate::encoding_log::record("set", "intset", "hashtable", is.len() as u64, trigger);
+    }
     let mut d: Dict<()> = Dict::new();
     d.expand(is.len());
     for v in is.iter() {

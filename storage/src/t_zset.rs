@@ -197,6 +197,48 @@ fn zzl_pairs(lp: &Listpack) -> Vec<(Vec<u8>, f64)> {
 // ---------------------------------------------------------------------------
 // The conversion function
 
+/// For the encoding-transition log: the size that made `zset_type_convert`
+/// leave the listpack, and why in words.
+fn zset_conversion_trigger(
+    members: usize,
+    limits: &ZSetLimits,
+    check: ZConvCheck,
+) -> (u64, String) {
+    let (entries, value) = (limits.max_listpack_entries, limits.max_listpack_value);
+    match check {
+        ZConvCheck::Create { first_ele_len } if first_ele_len > value => (
+            first_ele_len as u64,
+            format!("a {first_ele_len}-byte member > zset-max-listpack-value {value}"),
+        ),
+        ZConvCheck::Create { .. } => (0, "zset-max-listpack-entries is 0".to_string()),
+        ZConvCheck::RangeStore { length_hint } => {
+            let n = length_hint.unwrap_or(0);
+            (
+                n as u64,
+                format!("a result of {n} members > zset-max-listpack-entries {entries}"),
+            )
+        }
+        ZConvCheck::Adding { ele_len } if ele_len > value => (
+            ele_len as u64,
+            format!("a {ele_len}-byte member > zset-max-listpack-value {value}"),
+        ),
+        ZConvCheck::Adding { .. } if members >= entries => (
+            members as u64 + 1,
+            format!(
+                "{} members > zset-max-listpack-entries {entries}",
+                members + 1
+            ),
+        ),
+        ZConvCheck::Adding { .. } => (
+            members as u64,
+            "the listpack would pass LISTPACK_MAX_SAFETY_SIZE".to_string(),
+        ),
+        ZConvCheck::Store { .. } | ZConvCheck::Sort => {
+            (members as u64, "SORT works on a skiplist".to_string())
+        }
+    }
+}
+
 /// zsetConvert + every decision about when to call it: the ONE place that
 /// reads zset-max-listpack-entries and zset-max-listpack-value.
 pub fn zset_type_convert(zv: &mut ZSetValue, limits: &ZSetLimits, check: ZConvCheck) {
@@ -233,6 +275,14 @@ pub fn zset_type_convert(zv: &mut ZSetValue, limits: &ZSetLimits, check: ZConvCh
                 && lp_safe_to_add(None, totelelen)
             {
                 // skiplist -> listpack: walk the skiplist in order.
+                if crate::encoding_log::on() {
+                    let n = zs.zsl.len();
+                    let trigger = format!(
+                        "a STORE result of {n} members <= zset-max-listpack-entries {}",
+                        limits.max_listpack_entries
+                    );
+                    crate::encoding_log::record("zset", "skiplist", "listpack", n as u64, trigger);
+                }
                 let mut lp = Listpack::new();
                 let mut cur = zs.zsl.first();
                 while let Some(n) = cur {
@@ -250,6 +300,10 @@ pub fn zset_type_convert(zv: &mut ZSetValue, limits: &ZSetLimits, check: ZConvCh
     let ZSetValue::Listpack(lp) = &*zv else {
         return;
     };
+    if crate::encoding_log::on() {
+        let (size, trigger) = zset_conversion_trigger(lp.len() / 2, limits, check);
+        crate::encoding_log::record("zset", "listpack", "skiplist", size, trigger);
+    }
     let mut zs = Box::<ZSet>::default();
     for (ele, score) in zzl_pairs(lp) {
         let ele: Box<[u8]> = ele.into_boxed_slice();

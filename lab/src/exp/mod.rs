@@ -27,7 +27,8 @@ pub struct Ctx {
     pub rtt_ms: f64,
     /// `roundtrips --cluster`.
     pub cluster: bool,
-    /// `--trace DIR` (needs the server's loop flight recorder).
+    /// `--trace DIR`: the server's loop flight recorder around each
+    /// experiment (trace.rs; main.rs starts and stops it).
     pub trace_dir: Option<PathBuf>,
 }
 
@@ -83,33 +84,6 @@ pub fn identities(ctx: &Ctx) -> Json {
         }
     }
     Json::Object(out)
-}
-
-/// Report `--trace` honestly: the recorder is the server's (issue 12).
-pub fn trace_note(ctx: &Ctx, t: &Target) -> Option<String> {
-    ctx.trace_dir.as_ref()?;
-    let mut con = t.connect().ok()?;
-    let help: Result<Vec<String>, _> = redis::cmd("DEBUG").arg("HELP").query(&mut con);
-    let has = help
-        .map(|lines| {
-            lines
-                .iter()
-                .any(|l| l.to_ascii_uppercase().contains("TRACE"))
-        })
-        .unwrap_or(false);
-    Some(if has {
-        format!(
-            "{}: the server lists a DEBUG TRACE subcommand, but this lab does not drive the loop \
-             flight recorder yet (issue 12 adds it); no trace written",
-            t.label
-        )
-    } else {
-        format!(
-            "{}: --trace is not available on this server (DEBUG HELP lists no TRACE subcommand: \
-             the loop flight recorder of issue 12 is not there); no trace written",
-            t.label
-        )
-    })
 }
 
 /// FLUSHALL, and wait until a lazy free it started is done.

@@ -87,11 +87,6 @@ pub fn run(ctx: &mut Ctx) -> ExpOutput {
         n_for(1),
         n_for(16)
     );
-    for t in &ctx.targets {
-        if let Some(n) = exp::trace_note(ctx, t) {
-            report::note(&n);
-        }
-    }
     let mut runs: Vec<Run> = Vec::new();
     let total = PIPELINES.len() * ORDER.len() * ctx.targets.len() * TESTS.len();
     let pb = report::bar(total as u64, "benchmark runs".into());

@@ -74,9 +74,6 @@ pub fn run(ctx: &mut Ctx) -> ExpOutput {
                 groups.push(None);
             }
         }
-        if let Some(n) = exp::trace_note(ctx, t) {
-            report::note(&n);
-        }
         let _ = i;
     }
 

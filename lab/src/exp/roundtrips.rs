@@ -69,9 +69,6 @@ pub fn run(ctx: &mut Ctx) -> ExpOutput {
                 proxies.push(None);
             }
         }
-        if let Some(n) = exp::trace_note(ctx, t) {
-            report::note(&n);
-        }
     }
     // The round trip each path really has (PING, median of 50).
     for (ti, t) in ctx.targets.iter().enumerate() {

@@ -78,9 +78,6 @@ pub fn run(ctx: &mut Ctx) -> ExpOutput {
                 proxies.push(None);
             }
         }
-        if let Some(n) = exp::trace_note(ctx, t) {
-            report::note(&n);
-        }
     }
 
     let mut rows: Vec<Row> = Vec::new();
