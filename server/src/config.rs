@@ -188,6 +188,9 @@ pub struct Config {
     pub lazyfree_lazy_user_flush: bool,
     pub active_expire_effort: i64,
     pub maxmemory: u64,
+    /// maxmemory-clients: bytes, or a percentage of maxmemory stored as
+    /// its negative (-5 is 5%), 0 = no client eviction (client_eviction.rs).
+    pub maxmemory_clients: i64,
     pub maxmemory_policy: MaxmemoryPolicy,
     pub maxmemory_samples: i64,
     pub maxmemory_eviction_tenacity: i64,
@@ -1493,6 +1496,7 @@ impl Default for Config {
             lazyfree_lazy_user_flush: false,
             active_expire_effort: 1,
             maxmemory: 0,
+            maxmemory_clients: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
             maxmemory_samples: 0,
             maxmemory_eviction_tenacity: 0,
@@ -1661,6 +1665,7 @@ impl Config {
         self.lazyfree_lazy_user_flush = self.b("lazyfree-lazy-user-flush");
         self.active_expire_effort = self.n("active-expire-effort");
         self.maxmemory = self.n("maxmemory") as u64;
+        self.maxmemory_clients = self.n("maxmemory-clients");
         self.maxmemory_policy = policy_of(self.e("maxmemory-policy"));
         self.maxmemory_samples = self.n("maxmemory-samples");
         self.maxmemory_eviction_tenacity = self.n("maxmemory-eviction-tenacity");
@@ -2520,6 +2525,7 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
                 let _ = crate::server::adjust_open_files_limit(&mut srv.config);
             }
             "maxmemory" => crate::evict::update_maxmemory(srv),
+            "maxmemory-clients" => crate::client_eviction::apply_client_max_memory_usage(srv),
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),
             // updateGoodSlaves: recount at once, not at the next cron.
             "min-replicas-to-write" | "min-replicas-max-lag" => {

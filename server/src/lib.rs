@@ -9,6 +9,7 @@ pub mod aof;
 pub mod bio;
 pub mod bitops;
 pub mod blocked;
+pub mod client_eviction;
 pub mod cluster;
 pub mod commands;
 pub mod commands_meta;
