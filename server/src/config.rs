@@ -2510,7 +2510,7 @@ pub fn config_set_command(srv: &mut Server, c: &mut Client) {
 
 /// The apply functions (updateHZ, changeListenPort / changeBindAddr, the
 /// log verbosity) for the rows whose value changed.
-fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'static str)> {
+fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, String)> {
     let mut rebind = None;
     for &idx in changed {
         match CONFIGS[idx].name {
@@ -2520,9 +2520,21 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
                 let pass = srv.config.requirepass.clone();
                 srv.acl.update_default_user_password(&pass);
             }
-            // updateMaxclients: a bigger maxclients needs more descriptors.
+            // updateMaxclients: a bigger maxclients needs more descriptors;
+            // when the system gives fewer, adjustOpenFilesLimit lowers
+            // maxclients to what they allow, and that is the error.
             "maxclients" => {
+                let wanted = srv.config.maxclients;
                 let _ = crate::server::adjust_open_files_limit(&mut srv.config);
+                if srv.config.maxclients != wanted {
+                    return Err((
+                        idx,
+                        format!(
+                            "The operating system is not able to handle the specified number of clients, try with {}",
+                            srv.config.maxclients
+                        ),
+                    ));
+                }
             }
             "maxmemory" => crate::evict::update_maxmemory(srv),
             "maxmemory-clients" => crate::client_eviction::apply_client_max_memory_usage(srv),
@@ -2532,7 +2544,7 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
                 crate::replication::master::refresh_good_slaves_count(srv, None)
             }
             name if crate::aof::is_aof_config(name) => {
-                crate::aof::aof_apply_config(srv, name).map_err(|why| (idx, why))?
+                crate::aof::aof_apply_config(srv, name).map_err(|why| (idx, why.to_string()))?
             }
             "port" => rebind = Some((idx, "Unable to listen on this port. Check server logs.")),
             "bind" => rebind = rebind.or(Some((idx, "Failed to bind to specified addresses."))),
@@ -2549,7 +2561,7 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
             for mut l in std::mem::take(&mut srv.listeners) {
                 let _ = srv.poll.registry().deregister(&mut l);
             }
-            return Err((idx, why));
+            return Err((idx, why.to_string()));
         }
     }
     Ok(())
