@@ -35,7 +35,8 @@
 //! Redis 7.0's rules): the replication buffer beyond what the backlog
 //! holds, and the AOF buffer.
 //!
-//! Not here: client eviction (maxmemory-clients).
+//! Client eviction (maxmemory-clients) frees connections, not keys: see
+//! client_eviction.rs.
 
 use std::time::Instant;
 

@@ -524,12 +524,17 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     // unlike Redis, we never reserve memory for bytes a client only
     // *announced* (`$500000000` followed by nothing).
     let mut readlen = PROTO_IOBUF_LEN;
+    let mut big_arg = None;
     if let Some(bulklen) = c.parser.pending_bulk_len() {
         if bulklen >= PROTO_MBULK_BIG_ARG && bulklen + 2 > old_len {
             readlen = (bulklen + 2 - old_len).min(PROTO_MBULK_MAX_READ);
+            big_arg = Some(bulklen + 2);
         }
     }
-    c.querybuf.reserve(readlen);
+    match big_arg {
+        Some(total) => make_room_for_big_arg(&mut c.querybuf, readlen, total),
+        None => c.querybuf.reserve(readlen),
+    }
     let Some(stream) = c.stream.as_mut() else {
         return;
     };
@@ -609,6 +614,24 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
         return;
     }
     process_input_buffer(srv, c);
+}
+
+/// Room for the next `readlen` bytes of a big argument whose `total`
+/// bytes (with its CRLF) end up in the buffer: doubling, so a huge argument
+/// is copied O(1) times per byte, but never past `total`, so the buffer
+/// ends at the argument's size as Redis's sdsMakeRoomForNonGreedy leaves
+/// it (a plain reserve may double past it: two clients sending the same
+/// argument could then hold twice as much as each other, and client
+/// eviction, which measures the allocation, would see it).
+fn make_room_for_big_arg(buf: &mut BytesMut, readlen: usize, total: usize) {
+    if buf.capacity() - buf.len() >= readlen {
+        return;
+    }
+    let need = buf.len() + readlen;
+    let want = (buf.capacity() * 2).min(total).max(need);
+    let mut grown = BytesMut::with_capacity(want);
+    grown.extend_from_slice(buf);
+    *buf = grown;
 }
 
 /// One read(2) of at most `len` bytes appended to `buf`, like Redis's
@@ -1597,6 +1620,7 @@ fn protocol_error_sample(q: &[u8]) -> String {
 /// (c->lastcmd): the running one, the one a blocked or paused client waits
 /// in, "NULL" after an unknown command. Memory fields are redis-lite's own
 /// buffers measured the way Redis measures its: they cannot match Redis.
+/// tot-mem is client eviction's measure (client_eviction.rs).
 pub fn client_info_string(cl: &Client) -> Vec<u8> {
     let now = Instant::now();
     let age = now.saturating_duration_since(cl.ctime).as_secs();
