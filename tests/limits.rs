@@ -112,6 +112,32 @@ fn maxclients_10000_are_served_and_the_10001st_is_refused() {
     );
 }
 
+/// CONFIG SET maxclients past what the system allows: the descriptor
+/// limit cannot be raised that far (2,000,032 descriptors: even root stops
+/// at fs.nr_open, 1,048,576 by default), so
+/// updateMaxclients fails with the number that would work, and maxclients
+/// keeps its old value. Compared with redis-server on the same machine,
+/// where the number is the same.
+#[test]
+fn config_set_maxclients_past_the_fd_limit_is_refused_with_the_number_that_fits() {
+    let outcome = common::run_on_both(|p| {
+        let mut c = p.connect();
+        let err = c.must(&["CONFIG", "SET", "maxclients", "2000000"]);
+        (err, c.must(&["CONFIG", "GET", "maxclients"]))
+    });
+    let err = String::from_utf8_lossy(&outcome.0).into_owned();
+    assert!(
+        err.starts_with(
+            "-ERR CONFIG SET failed (possibly related to argument 'maxclients') - The operating system is not able to handle the specified number of clients, try with "
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        outcome.1,
+        b"*2\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n".to_vec()
+    );
+}
+
 #[test]
 fn subscriber_that_stops_reading_is_cut_at_the_pubsub_hard_limit() {
     let srv = Server::start_with(&["--client-output-buffer-limit", "pubsub 1mb 0 0"]);

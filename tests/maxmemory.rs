@@ -406,3 +406,32 @@ fn volatile_ttl_eviction_keeps_the_same_keys_as_redis() {
     assert!(!survivors[0].is_empty() && survivors[0].len() < 20);
     assert_eq!(survivors[0], survivors[1], "redis-lite vs redis-server");
 }
+
+/// CONFIG SET maxmemory does not evict inside the command (Redis 7.0.15's
+/// updateMaxmemory only starts the eviction time event): a CONFIG SET
+/// queued in MULTI leaves the transaction's keys alone until EXEC is over,
+/// and the eviction comes after it.
+#[test]
+fn config_set_maxmemory_in_multi_evicts_after_exec() {
+    let outcome = common::run_on_both(|p| {
+        let mut c = p.connect();
+        c.must(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]);
+        c.must(&["MULTI"]);
+        c.must(&["INCR", "x"]);
+        c.must(&["CONFIG", "SET", "maxmemory", "1"]);
+        c.must(&["INCR", "x"]);
+        let exec = c.must(&["EXEC"]);
+        // Then the key goes, from the event loop.
+        let mut emptied = false;
+        for _ in 0..500 {
+            if c.must(&["DBSIZE"]) == b":0\r\n" {
+                emptied = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        c.must(&["CONFIG", "SET", "maxmemory", "0"]);
+        (exec, emptied)
+    });
+    assert_eq!(outcome, (b"*3\r\n:1\r\n+OK\r\n:2\r\n".to_vec(), true));
+}

@@ -334,6 +334,13 @@ impl RequestParser {
         }
     }
 
+    /// The arguments of the multibulk request in progress that are already
+    /// complete (Redis has them in c->argv while the rest arrives): what
+    /// they cost is the client's (CLIENT LIST argv-mem, client eviction).
+    pub fn partial_argv(&self) -> &[Bytes] {
+        &self.argv
+    }
+
     /// Forget the request in progress (redis: resetClient's parser fields).
     fn reset(&mut self) {
         self.reqtype = ReqType::Unknown;

@@ -188,6 +188,9 @@ pub struct Config {
     pub lazyfree_lazy_user_flush: bool,
     pub active_expire_effort: i64,
     pub maxmemory: u64,
+    /// maxmemory-clients: bytes, or a percentage of maxmemory stored as
+    /// its negative (-5 is 5%), 0 = no client eviction (client_eviction.rs).
+    pub maxmemory_clients: i64,
     pub maxmemory_policy: MaxmemoryPolicy,
     pub maxmemory_samples: i64,
     pub maxmemory_eviction_tenacity: i64,
@@ -1493,6 +1496,7 @@ impl Default for Config {
             lazyfree_lazy_user_flush: false,
             active_expire_effort: 1,
             maxmemory: 0,
+            maxmemory_clients: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
             maxmemory_samples: 0,
             maxmemory_eviction_tenacity: 0,
@@ -1661,6 +1665,7 @@ impl Config {
         self.lazyfree_lazy_user_flush = self.b("lazyfree-lazy-user-flush");
         self.active_expire_effort = self.n("active-expire-effort");
         self.maxmemory = self.n("maxmemory") as u64;
+        self.maxmemory_clients = self.n("maxmemory-clients");
         self.maxmemory_policy = policy_of(self.e("maxmemory-policy"));
         self.maxmemory_samples = self.n("maxmemory-samples");
         self.maxmemory_eviction_tenacity = self.n("maxmemory-eviction-tenacity");
@@ -2505,7 +2510,7 @@ pub fn config_set_command(srv: &mut Server, c: &mut Client) {
 
 /// The apply functions (updateHZ, changeListenPort / changeBindAddr, the
 /// log verbosity) for the rows whose value changed.
-fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'static str)> {
+fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, String)> {
     let mut rebind = None;
     for &idx in changed {
         match CONFIGS[idx].name {
@@ -2515,18 +2520,31 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
                 let pass = srv.config.requirepass.clone();
                 srv.acl.update_default_user_password(&pass);
             }
-            // updateMaxclients: a bigger maxclients needs more descriptors.
+            // updateMaxclients: a bigger maxclients needs more descriptors;
+            // when the system gives fewer, adjustOpenFilesLimit lowers
+            // maxclients to what they allow, and that is the error.
             "maxclients" => {
+                let wanted = srv.config.maxclients;
                 let _ = crate::server::adjust_open_files_limit(&mut srv.config);
+                if srv.config.maxclients != wanted {
+                    return Err((
+                        idx,
+                        format!(
+                            "The operating system is not able to handle the specified number of clients, try with {}",
+                            srv.config.maxclients
+                        ),
+                    ));
+                }
             }
             "maxmemory" => crate::evict::update_maxmemory(srv),
+            "maxmemory-clients" => crate::client_eviction::apply_client_max_memory_usage(srv),
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),
             // updateGoodSlaves: recount at once, not at the next cron.
             "min-replicas-to-write" | "min-replicas-max-lag" => {
                 crate::replication::master::refresh_good_slaves_count(srv, None)
             }
             name if crate::aof::is_aof_config(name) => {
-                crate::aof::aof_apply_config(srv, name).map_err(|why| (idx, why))?
+                crate::aof::aof_apply_config(srv, name).map_err(|why| (idx, why.to_string()))?
             }
             "port" => rebind = Some((idx, "Unable to listen on this port. Check server logs.")),
             "bind" => rebind = rebind.or(Some((idx, "Failed to bind to specified addresses."))),
@@ -2543,7 +2561,7 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, &'st
             for mut l in std::mem::take(&mut srv.listeners) {
                 let _ = srv.poll.registry().deregister(&mut l);
             }
-            return Err((idx, why));
+            return Err((idx, why.to_string()));
         }
     }
     Ok(())

@@ -30,6 +30,43 @@ use crate::networking::Client;
 use crate::object::{estimate_object_idle_time, object_command_lookup, object_refcount};
 use crate::server::Server;
 
+/// DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|time> | RESIZING <0|1>.
+/// redis-lite's reply buffer is one growable buffer with no peak to
+/// reset: the time is kept for the reply only, RESIZING 0 stops the shrink
+/// after a big reply is written (networking.rs write_to_client), so a
+/// client's tot-mem stays where its biggest reply put it.
+// redis: debug.c debugCommand ("replybuffer")
+fn debug_replybuffer(srv: &mut Server, c: &mut Client) {
+    let what = c.arg(2).to_ascii_lowercase();
+    match &what[..] {
+        b"peak-reset-time" => {
+            let v = c.arg(3);
+            if v.eq_ignore_ascii_case(b"never") {
+                srv.reply_buffer_peak_reset_time = -1;
+            } else if v.eq_ignore_ascii_case(b"reset") {
+                srv.reply_buffer_peak_reset_time = REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME;
+            } else {
+                match std::str::from_utf8(v)
+                    .ok()
+                    .and_then(|s| s.parse::<i64>().ok())
+                {
+                    Some(n) => srv.reply_buffer_peak_reset_time = n,
+                    None => {
+                        return c.add_reply_error("ERR value is not an integer or out of range");
+                    }
+                }
+            }
+        }
+        b"resizing" => srv.reply_buffer_resizing_enabled = atoi(c.arg(3)) != 0,
+        _ => return c.add_reply_subcommand_syntax_error(),
+    }
+    c.add_reply_ok();
+}
+
+/// REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME: Redis resets a client's reply
+/// buffer peak every 5 seconds (ms).
+pub const REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME: i64 = 5000;
+
 /// DEBUG <subcommand> ...
 // redis: debug.c debugCommand
 pub fn debug_command(srv: &mut Server, c: &mut Client) {
@@ -75,6 +112,8 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
             c.add_reply_ok();
         }
         (b"protocol", 3) => debug_protocol(c),
+        (b"client-eviction", 2) => crate::client_eviction::debug_client_eviction(srv, c),
+        (b"replybuffer", 4) => debug_replybuffer(srv, c),
         // DEBUG REPLICATE cmd [args...]: straight into the stream, in the
         // db last selected there (no SELECT), not executed here.
         (b"replicate", 3..) => {

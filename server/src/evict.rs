@@ -35,7 +35,8 @@
 //! Redis 7.0's rules): the replication buffer beyond what the backlog
 //! holds, and the AOF buffer.
 //!
-//! Not here: client eviction (maxmemory-clients).
+//! Client eviction (maxmemory-clients) frees connections, not keys: see
+//! client_eviction.rs.
 
 use std::time::Instant;
 
@@ -643,7 +644,11 @@ pub fn eviction_time_proc(srv: &mut Server) {
 }
 
 /// updateMaxmemory (CONFIG SET maxmemory): warn when the new limit is below
-/// what is in use, and start evicting at once.
+/// what is in use, and start evicting from the event loop
+/// (startEvictionTimeProc, as Redis 7.0.15): not inside CONFIG SET itself,
+/// so a CONFIG SET inside MULTI evicts nothing under EXEC's feet, and the
+/// DELs reach replicas and the AOF each on its own, not wrapped in the
+/// command's MULTI.
 pub fn update_maxmemory(srv: &mut Server) {
     if srv.config.maxmemory == 0 {
         return;
@@ -658,7 +663,7 @@ pub fn update_maxmemory(srv: &mut Server) {
             ),
         );
     }
-    perform_evictions(srv);
+    start_eviction_time_proc(srv);
 }
 
 #[cfg(test)]

@@ -355,7 +355,7 @@ fn stats_section(srv: &Server) -> String {
         "expired_time_cap_reached_count" => srv.expire_state.time_cap_reached_count,
         "expire_cycle_cpu_milliseconds" => srv.expire_state.cycle_time_used_us / 1000,
         "evicted_keys" => st.evictedkeys,
-        "evicted_clients" => 0,
+        "evicted_clients" => st.evictedclients,
         "total_eviction_exceeded_time" => (st.total_eviction_exceeded_time + current_eviction_exceeded) / 1000,
         "current_eviction_exceeded_time" => current_eviction_exceeded / 1000,
         "keyspace_hits" => st.keyspace_hits,

@@ -10,6 +10,7 @@ pub mod bio;
 pub mod bitops;
 pub mod blocked;
 pub mod childinfo;
+pub mod client_eviction;
 pub mod cluster;
 pub mod commands;
 pub mod commands_meta;

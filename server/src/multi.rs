@@ -94,6 +94,16 @@ pub struct FlushTouch {
     pub replacement_expired: bool,
 }
 
+/// multiStateMemOverhead: what the MULTI queue and the watched keys cost
+/// the client (client eviction): the queued arguments' bytes, the queue
+/// array, one entry per watched key (the key names are shared with the
+/// db's watched_keys table, so Redis does not count them either).
+pub fn multi_state_mem_overhead(c: &Client) -> usize {
+    c.mstate.argv_len_sums
+        + c.mstate.commands.capacity() * std::mem::size_of::<MultiCmd>()
+        + c.watched_keys.capacity() * std::mem::size_of::<WatchedKey>()
+}
+
 /// MULTI
 // redis: multi.c multiCommand
 pub fn multi_command(_srv: &mut Server, c: &mut Client) {

@@ -183,6 +183,12 @@ pub struct Client {
     pub repl: crate::replication::ClientRepl,
     /// CLIENT TRACKING state (tracking.rs).
     pub tracking: crate::tracking::ClientTracking,
+    /// Client eviction (client_eviction.rs): what the client measured last
+    /// time, under which client type it was summed, and its memory usage
+    /// bucket (bucket index, insertion number) while it is evictable.
+    pub last_memory_usage: usize,
+    pub last_memory_type: usize,
+    pub mem_usage_bucket: Option<(usize, u64)>,
 }
 
 /// A client's socket: TCP or the unix socket (Redis's `connection`, with
@@ -317,6 +323,9 @@ impl Client {
             watched_keys: Vec::new(),
             repl: Default::default(),
             tracking: Default::default(),
+            last_memory_usage: 0,
+            last_memory_type: crate::config::CLIENT_TYPE_NORMAL,
+            mem_usage_bucket: None,
         }
     }
 
@@ -515,12 +524,17 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     // unlike Redis, we never reserve memory for bytes a client only
     // *announced* (`$500000000` followed by nothing).
     let mut readlen = PROTO_IOBUF_LEN;
+    let mut big_arg = None;
     if let Some(bulklen) = c.parser.pending_bulk_len() {
         if bulklen >= PROTO_MBULK_BIG_ARG && bulklen + 2 > old_len {
             readlen = (bulklen + 2 - old_len).min(PROTO_MBULK_MAX_READ);
+            big_arg = Some(bulklen + 2);
         }
     }
-    c.querybuf.reserve(readlen);
+    match big_arg {
+        Some(total) => make_room_for_big_arg(&mut c.querybuf, readlen, total),
+        None => c.querybuf.reserve(readlen),
+    }
     let Some(stream) = c.stream.as_mut() else {
         return;
     };
@@ -605,6 +619,24 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     process_input_buffer(srv, c);
 }
 
+/// Room for the next `readlen` bytes of a big argument whose `total`
+/// bytes (with its CRLF) end up in the buffer: doubling, so a huge argument
+/// is copied O(1) times per byte, but never past `total`, so the buffer
+/// ends at the argument's size as Redis's sdsMakeRoomForNonGreedy leaves
+/// it (a plain reserve may double past it: two clients sending the same
+/// argument could then hold twice as much as each other, and client
+/// eviction, which measures the allocation, would see it).
+fn make_room_for_big_arg(buf: &mut BytesMut, readlen: usize, total: usize) {
+    if buf.capacity() - buf.len() >= readlen {
+        return;
+    }
+    let need = buf.len() + readlen;
+    let want = (buf.capacity() * 2).min(total).max(need);
+    let mut grown = BytesMut::with_capacity(want);
+    grown.extend_from_slice(buf);
+    *buf = grown;
+}
+
 /// One read(2) of at most `len` bytes appended to `buf`, like Redis's
 /// connRead into the free space of its sds query buffer: the bytes land in
 /// the buffer's spare capacity, without zero-filling it first.
@@ -652,6 +684,9 @@ pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
         }
         c.qb_pos = 0;
     }
+    // Measure the client again (client eviction): a big argument still
+    // arriving grows the query buffer without any command running.
+    crate::client_eviction::update_client_mem_usage(srv, c);
 }
 
 /// The loop of processInputBuffer. Every byte the parser takes is counted in
@@ -683,6 +718,9 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                     crate::replication::replica::process_master_command(srv, c);
                 } else {
                     process_command_maybe_silenced(srv, c);
+                    // processCommandAndResetClient: the reply may have
+                    // grown the output buffer (client eviction).
+                    crate::client_eviction::update_client_mem_usage(srv, c);
                 }
                 // checkClientOutputBufferLimits' cap for clients that still
                 // have to AUTH: Redis counts only the reply list, whose first
@@ -795,6 +833,16 @@ pub fn client_reply_command(_srv: &mut Server, c: &mut Client) {
 /// (Redis treats monitors like replicas: uncapped).
 /// Returns Err only when the connection is broken.
 pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
+    let res = write_to_client_inner(srv, c);
+    // Measure the client after writing (client eviction): what left the
+    // buffer no longer counts.
+    if res.is_ok() {
+        crate::client_eviction::update_client_mem_usage(srv, c);
+    }
+    res
+}
+
+fn write_to_client_inner(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     if c.stream.is_none() {
         // A fake client keeps its reply for the caller to read.
         return Ok(());
@@ -846,7 +894,7 @@ pub fn write_to_client(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     }
     if c.reply.is_empty() {
         // Give back memory after a big reply (Redis frees its reply blocks).
-        if c.reply.capacity() > 4 * PROTO_REPLY_CHUNK_BYTES {
+        if srv.reply_buffer_resizing_enabled && c.reply.capacity() > 4 * PROTO_REPLY_CHUNK_BYTES {
             c.reply = BytesMut::with_capacity(PROTO_REPLY_CHUNK_BYTES);
         }
         if c.flags & CLIENT_WRITE_INTEREST != 0 {
@@ -1376,11 +1424,13 @@ fn kill_filter_matches(f: &KillFilter, cl: &Client) -> bool {
 
 /// CLIENT NO-EVICT ON|OFF
 // redis: networking.c clientCommand ("no-evict")
-pub fn client_no_evict_command(_srv: &mut Server, c: &mut Client) {
+pub fn client_no_evict_command(srv: &mut Server, c: &mut Client) {
     if c.arg(2).eq_ignore_ascii_case(b"on") {
         c.flags |= CLIENT_NO_EVICT;
+        crate::client_eviction::remove_client_from_mem_usage_bucket(&mut srv.client_mem, c, false);
     } else if c.arg(2).eq_ignore_ascii_case(b"off") {
         c.flags &= !CLIENT_NO_EVICT;
+        crate::client_eviction::update_client_mem_usage(srv, c);
     } else {
         c.add_reply_syntax_error();
         return;
@@ -1580,12 +1630,13 @@ fn protocol_error_sample(q: &[u8]) -> String {
 /// (c->lastcmd): the running one, the one a blocked or paused client waits
 /// in, "NULL" after an unknown command. Memory fields are redis-lite's own
 /// buffers measured the way Redis measures its: they cannot match Redis.
+/// tot-mem is client eviction's measure (client_eviction.rs).
 pub fn client_info_string(cl: &Client) -> Vec<u8> {
     let now = Instant::now();
     let age = now.saturating_duration_since(cl.ctime).as_secs();
     let idle = now.saturating_duration_since(cl.last_interaction).as_secs();
     let cmd = cl.last_cmd;
-    let argv_mem: usize = cl.argv.iter().map(|a| a.len()).sum();
+    let (argv_mem, _) = client_argv_mem(cl);
     // The command being run is still part of qbuf, as in Redis (qb_pos).
     let qbuf = cl.qb_pos + cl.querybuf.len();
     let qbuf_free = cl.querybuf.capacity() - cl.querybuf.len();
@@ -1595,7 +1646,8 @@ pub fn client_info_string(cl: &Client) -> Vec<u8> {
     let obl = cl.reply.len().min(PROTO_REPLY_CHUNK_BYTES);
     let omem = cl.reply.len() - obl;
     let oll = usize::from(omem > 0);
-    let tot_mem = std::mem::size_of::<Client>() + cl.querybuf.capacity() + argv_mem + rbs;
+    // getClientMemoryUsage: the figure client eviction works with.
+    let tot_mem = crate::client_eviction::get_client_memory_usage(cl);
     let events = if cl.has_flag(CLIENT_WRITE_INTEREST) {
         "rw"
     } else {
@@ -1636,6 +1688,19 @@ pub fn client_info_string(cl: &Client) -> Vec<u8> {
         .as_bytes(),
     );
     line
+}
+
+/// c->argv_len_sum and c->argc: the bytes and the number of the current
+/// command's arguments, or, while a multibulk request is still arriving,
+/// of its arguments complete so far (CLIENT LIST argv-mem, client
+/// eviction).
+pub fn client_argv_mem(c: &Client) -> (usize, usize) {
+    let argv: &[Bytes] = if c.argv.is_empty() {
+        c.parser.partial_argv()
+    } else {
+        &c.argv
+    };
+    (argv.iter().map(|a| a.len()).sum(), argv.len())
 }
 
 /// The `flags=` letters of CLIENT LIST, in Redis's order; `N` when none.
@@ -2104,6 +2169,23 @@ pub fn handle_client_readable(srv: &mut Server, token: Token) {
     c.flags &= !CLIENT_PENDING_READ;
     read_query_from_client(srv, &mut c);
     put_back_client(srv, c);
+    before_next_client(srv, token);
+}
+
+/// beforeNextClient: a client marked for closing while it ran (over its
+/// output buffer limit, evicted, its connection closed) is freed before
+/// the next client runs, not at the end of the pass: what it held must
+/// not count against maxmemory-clients when the next command asks for
+/// client eviction.
+// redis: networking.c beforeNextClient
+fn before_next_client(srv: &mut Server, token: Token) {
+    if srv
+        .clients
+        .get(&token)
+        .is_some_and(|c| c.has_flag(CLIENT_CLOSE_ASAP))
+    {
+        free_client(srv, token);
+    }
 }
 
 /// A writable event: the socket can take more of a pending reply.
@@ -2184,6 +2266,9 @@ pub fn free_client(srv: &mut Server, token: Token) {
         crate::replication::master::free_slave(srv, &mut c);
         // ... and its tracking prefixes (tracking.rs disableTracking).
         crate::tracking::disable_tracking(srv, &mut c);
+        // ... and its share of the clients' memory, and its memory usage
+        // bucket (client eviction).
+        crate::client_eviction::free_client_mem_usage(&mut srv.client_mem, &mut c);
         if let Some(stream) = c.stream.as_mut() {
             let _ = srv.poll.registry().deregister(stream);
         }

@@ -27,12 +27,6 @@ use crate::memory;
 use crate::networking::Client;
 use crate::server::Server;
 
-/// The memory a client's buffers hold, as INFO's mem_clients_normal counts
-/// it: the query buffer's allocation and the output buffer's.
-pub fn client_memory(c: &Client) -> usize {
-    c.querybuf.capacity() + crate::networking::client_output_memory(c)
-}
-
 /// One database's share of the overhead (mh->db[i]).
 pub struct DbOverhead {
     pub dbid: usize,
@@ -107,7 +101,7 @@ pub fn get_memory_overhead_data(srv: &Server) -> MemOverhead {
         .clients
         .values()
         .filter(|c| !crate::evict::is_replica_client(c))
-        .map(|c| client_memory(c))
+        .map(|c| crate::client_eviction::get_client_memory_usage(c))
         .sum();
     mem_total += clients_normal;
     let cluster_links = 0;

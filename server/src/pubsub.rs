@@ -274,6 +274,18 @@ fn pubsub_unsubscribe_all_patterns(srv: &mut Server, c: &mut Client, notify: boo
     count
 }
 
+/// pubsubMemOverhead: the client's side of its subscriptions (client
+/// eviction): one set slot per channel, pattern and shard channel (a
+/// `Bytes` handle plus the hash table's control byte). The names are
+/// shared with the server's tables, so, as in Redis, they do not count.
+pub fn pubsub_mem_overhead(c: &Client) -> usize {
+    let slot = std::mem::size_of::<Bytes>() + 1;
+    (c.pubsub_channels.capacity()
+        + c.pubsub_patterns.capacity()
+        + c.pubsubshard_channels.capacity())
+        * slot
+}
+
 /// Leave every channel, pattern and shard channel without notifying: RESET
 /// (clearClientConnectionState) and a closing client (freeClient).
 pub fn pubsub_unsubscribe_all(srv: &mut Server, c: &mut Client) {
@@ -327,6 +339,9 @@ fn deliver(srv: &mut Server, me: &mut Option<&mut Client>, token: Token, msg: &P
             sub.flags |= CLIENT_PENDING_WRITE;
             srv.clients_pending_write.push(token);
         }
+        // The subscriber's output grew (client eviction).
+        let limit = srv.config.maxmemory_clients;
+        crate::client_eviction::update_client_mem_usage_and_bucket(&mut srv.client_mem, limit, sub);
         return;
     }
     if srv.current_clients.contains(&token) {

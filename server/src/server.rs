@@ -97,6 +97,8 @@ pub struct Stats {
     pub eventloop_duration_cmd_sum: u64,
     /// Keys deleted by maxmemory eviction (evict.rs).
     pub evictedkeys: u64,
+    /// Clients freed by client eviction (INFO evicted_clients).
+    pub evictedclients: u64,
     /// Time spent over maxmemory: closed periods (µs), and the start of
     /// the current one (stat_*_eviction_exceeded_time).
     pub total_eviction_exceeded_time: u64,
@@ -237,6 +239,9 @@ pub struct Server {
     /// DEBUG SET-ACTIVE-EXPIRE: whether the active expiry cycle runs.
     /// DEBUG PAUSE-CRON 1: server_cron does nothing (for tests).
     pub pause_cron: bool,
+    /// DEBUG REPLYBUFFER RESIZING / PEAK-RESET-TIME (debug.rs).
+    pub reply_buffer_resizing_enabled: bool,
+    pub reply_buffer_peak_reset_time: i64,
     pub active_expire_enabled: bool,
     /// DEBUG SET-DISABLE-DENY-SCRIPTS: scripts may call `noscript` commands
     /// (Redis's test suite uses it). Redis: script_disable_deny_script.
@@ -303,6 +308,9 @@ pub struct Server {
     pub tracking: crate::tracking::Tracking,
     /// maxmemory eviction state: the eviction pool and friends (evict.rs).
     pub evict: crate::evict::EvictState,
+    /// Client eviction: the per-type client memory sums and the memory
+    /// usage buckets (client_eviction.rs).
+    pub client_mem: crate::client_eviction::ClientMemState,
     /// Was the server over maxmemory when the current command started?
     /// Scripts check it on their first deny-oom command (script.rs).
     pub pre_command_oom_state: bool,
@@ -391,6 +399,8 @@ impl Server {
             monitors: Vec::new(),
             active_expire_enabled: true,
             pause_cron: false,
+            reply_buffer_resizing_enabled: true,
+            reply_buffer_peak_reset_time: crate::debug::REPLY_BUFFER_DEFAULT_PEAK_RESET_TIME,
             script_disable_deny_script: false,
             blocking_keys: HashMap::new(),
             ready_keys: std::collections::VecDeque::new(),
@@ -447,6 +457,7 @@ impl Server {
             pending_self_push: Vec::new(),
             tracking: Default::default(),
             evict: Default::default(),
+            client_mem: Default::default(),
             pre_command_oom_state: false,
             rdb: Default::default(),
             propagate: Default::default(),
@@ -623,6 +634,14 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         crate::acl::add_acl_log_entry_at(srv, c, why, ctx, pos, fullname);
         let msg = crate::acl::noperm_error(why, fullname);
         reject_command(srv, c, Some(id), msg.as_bytes());
+        return;
+    }
+
+    // Client eviction (client_eviction.rs): free the biggest clients if
+    // all clients together hold too much, before key eviction and after the
+    // last command grew some output buffer. If this client was the one to
+    // go, its command does not run.
+    if crate::client_eviction::evict_clients(srv, Some(c)) {
         return;
     }
 
@@ -1307,6 +1326,17 @@ fn clients_cron(srv: &mut Server) {
         }
         let idle = now.saturating_duration_since(c.last_interaction);
         clients_cron_resize_query_buffer(c, idle.as_secs());
+        // The clients' memory, measured again once a second (INFO's
+        // figures), and for client eviction the bucket too.
+        let limit = srv.config.maxmemory_clients;
+        if !crate::client_eviction::update_client_mem_usage_and_bucket(
+            &mut srv.client_mem,
+            limit,
+            c,
+        ) && !c.has_flag(CLIENT_CLOSE_ASAP)
+        {
+            crate::client_eviction::update_client_memory_usage(&mut srv.client_mem, c);
+        }
     }
 }
 
@@ -1494,6 +1524,8 @@ pub fn before_sleep(srv: &mut Server) {
         networking::handle_clients_with_pending_writes(srv)
     });
     networking::free_clients_in_async_free_queue(srv);
+    // Disconnect some clients if together they hold too much memory.
+    crate::client_eviction::evict_clients(srv, None);
 }
 
 // ---- children (redisFork and checkChildrenDone) ----

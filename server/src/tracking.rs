@@ -229,6 +229,9 @@ fn deliver(srv: &mut Server, token: Token, msg: BytesMut) {
             dst.flags |= CLIENT_PENDING_WRITE;
             srv.clients_pending_write.push(token);
         }
+        // The receiver's output grew (client eviction).
+        let limit = srv.config.maxmemory_clients;
+        crate::client_eviction::update_client_mem_usage_and_bucket(&mut srv.client_mem, limit, dst);
         return;
     }
     if srv.tracking.running.iter().any(|r| r.token == token) {
@@ -271,6 +274,13 @@ fn set_broken_redir(srv: &mut Server, token: Token) {
 }
 
 // ---- enabling and disabling ----
+
+/// The tracking prefixes' share of the client's memory (client
+/// eviction). Like Redis's count of rax nodes, an underestimate that needs
+/// no walk: one `Bytes` handle per prefix.
+pub fn tracking_prefixes_mem_overhead(c: &Client) -> usize {
+    c.tracking.prefixes.len() * std::mem::size_of::<Bytes>()
+}
 
 /// disableTracking: leave the prefixes (a prefix nobody follows any more
 /// is dropped), clear the flags. The client's ids stay in the key table
