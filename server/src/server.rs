@@ -1744,12 +1744,17 @@ pub fn create_pid_file(pidfile: &str, daemon: bool) {
 pub fn redis_ascii_art(srv: &Server) {
     use std::io::IsTerminal;
     let port = srv.config.port;
+    let mode = if srv.config.cluster_enabled {
+        "cluster"
+    } else {
+        "standalone"
+    };
     let show = srv.config.always_show_logo
         || (srv.config.logfile.is_empty() && std::io::stdout().is_terminal());
     if !show {
         server_log(
             LogLevel::Notice,
-            &format!("Running mode=standalone, port={port}."),
+            &format!("Running mode={mode}, port={port}."),
         );
         return;
     }
