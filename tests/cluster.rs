@@ -173,6 +173,54 @@ fn redirection_replies(nodes: &[Node]) -> Vec<String> {
     out.push(text(&c.must(&["SET", "{a}1", "x"])));
     out.push(text(&c.must(&["SET", "{b}1", "x"])));
     out.push(text(&c.must(&["EXEC"])));
+    // A slot being migrated from its owner O to T: -ASK for missing keys,
+    // ASKING lets T serve it, TRYAGAIN for several missing keys.
+    let o = nodes.iter().find(|n| n.p.port == owner).unwrap();
+    let mut oc = o.p.connect();
+    let mut tc = elsewhere.p.connect();
+    let o_id = bulk_text(&oc.must(&["CLUSTER", "MYID"]));
+    let t_id = bulk_text(&tc.must(&["CLUSTER", "MYID"]));
+    out.push(text(&tc.must(&[
+        "CLUSTER",
+        "SETSLOT",
+        "12182",
+        "IMPORTING",
+        &o_id,
+    ])));
+    out.push(text(&oc.must(&[
+        "CLUSTER",
+        "SETSLOT",
+        "12182",
+        "MIGRATING",
+        &t_id,
+    ])));
+    out.push(text(&oc.must(&[
+        "CLUSTER",
+        "SETSLOT",
+        "12182",
+        "IMPORTING",
+        &t_id,
+    ])));
+    out.push(text(&tc.must(&[
+        "CLUSTER",
+        "SETSLOT",
+        "12182",
+        "MIGRATING",
+        &o_id,
+    ])));
+    out.push(text(&oc.must(&["GET", "foo"])));
+    out.push(text(&oc.must(&["SET", "foo", "x"])));
+    out.push(text(&tc.must(&["GET", "foo"])));
+    out.push(text(&tc.must(&["ASKING"])));
+    out.push(text(&tc.must(&["GET", "foo"])));
+    out.push(text(&tc.must(&["GET", "foo"])));
+    out.push(text(&tc.must(&["ASKING"])));
+    out.push(text(&tc.must(&["MGET", "foo", "{foo}x"])));
+    out.push(text(&oc.must(&["MGET", "foo", "{foo}x"])));
+    out.push(text(&oc.must(&["CLUSTER", "COUNTKEYSINSLOT", "12182"])));
+    out.push(text(&oc.must(&["CLUSTER", "SETSLOT", "12182", "STABLE"])));
+    out.push(text(&tc.must(&["CLUSTER", "SETSLOT", "12182", "STABLE"])));
+    out.push(text(&oc.must(&["GET", "foo"])));
     // Ports differ between the two clusters: write them as P.
     for s in &mut out {
         for n in nodes {

@@ -324,6 +324,12 @@ fn cluster_read_handler(
             break;
         }
         let packet: Vec<u8> = link.rcvbuf.drain(..totlen).collect();
+        // Counted by type as soon as it is framed, valid or not, as
+        // Redis's clusterProcessPacket does before its checks.
+        let msg_type = u16::from_be_bytes([packet[12], packet[13]]);
+        if msg_type < CLUSTERMSG_TYPE_COUNT {
+            state.stats_bus_messages_received[msg_type as usize] += 1;
+        }
         match codec::decode(&packet) {
             Ok(msg) => {
                 cluster_process_packet(registry, state, token, &msg, hdr, node_timeout, next_token);
@@ -849,6 +855,7 @@ fn cluster_update_slots_config_with(
                     LogLevel::Warning,
                     &format!("Slot {slot} moved to {sender} (a newer configuration)."),
                 );
+                state.dirty_slots.push(slot);
             }
             state.del_slot(slot);
             state.add_slot(sender, slot);
@@ -894,9 +901,6 @@ pub fn cluster_process_packet(
 ) {
     let h = &msg.header;
     let msg_type = msg.msg_type();
-    if msg_type < CLUSTERMSG_TYPE_COUNT {
-        state.stats_bus_messages_received[msg_type as usize] += 1;
-    }
     let now = mstime();
     let sender = state
         .nodes

@@ -213,6 +213,10 @@ pub struct ClusterState {
     /// last in a minority partition.
     pub first_call_time: i64,
     pub among_minority_time: i64,
+    /// Slots taken from myself by a newer claim: their keys are deleted at
+    /// the next before-sleep (clusterUpdateSlotsConfigWith's dirty slots,
+    /// delKeysInSlot).
+    pub dirty_slots: Vec<u16>,
 }
 
 impl ClusterState {
@@ -396,6 +400,7 @@ pub fn cluster_init(srv: &mut Server) -> Result<(), String> {
         cron_iteration: 0,
         first_call_time: 0,
         among_minority_time: 0,
+        dirty_slots: Vec::new(),
     };
     if !cluster_load_config(&mut state, &config_file)? {
         // No config yet: a new node with a random name (clusterInit).
@@ -564,6 +569,7 @@ pub fn cluster_before_sleep(srv: &mut Server) {
         return;
     };
     let todo = std::mem::take(&mut state.todo_before_sleep);
+    let dirty = std::mem::take(&mut state.dirty_slots);
     if todo & CLUSTER_TODO_UPDATE_STATE != 0 {
         cluster_update_state(
             state,
@@ -575,6 +581,30 @@ pub fn cluster_before_sleep(srv: &mut Server) {
         cluster_save_config_or_die(state, todo & CLUSTER_TODO_FSYNC_CONFIG != 0);
     }
     bus::cluster_flush_links(state);
+    for slot in dirty {
+        del_keys_in_slot(srv, slot);
+    }
+}
+
+/// delKeysInSlot: drop every key of a slot this node no longer serves;
+/// replicas and the AOF get a DEL for each.
+pub fn del_keys_in_slot(srv: &mut Server, slot: u16) -> usize {
+    let keys: Vec<Vec<u8>> = match &srv.dbs[0].slots_to_keys {
+        Some(index) => index
+            .keys(slot as usize, usize::MAX)
+            .into_iter()
+            .map(|k| k.to_vec())
+            .collect(),
+        None => return 0,
+    };
+    for key in &keys {
+        crate::db::db_delete(srv, 0, key);
+        crate::propagate::propagate_deletion(srv, 0, key, false);
+    }
+    if !keys.is_empty() {
+        crate::propagate::propagate_pending_outside_call(srv);
+    }
+    keys.len()
 }
 
 /// clusterUpdateState: OK when every slot is served by a working node (with
