@@ -210,3 +210,60 @@ impl Db {
         removed
     }
 }
+
+#[cfg(test)]
+mod slot_index_tests {
+    use super::*;
+    use crate::object::RObj;
+
+    /// A stand-in for CRC16: the first byte is the slot.
+    fn first_byte(key: &[u8]) -> u16 {
+        key.first().copied().unwrap_or(0) as u16
+    }
+
+    #[test]
+    fn slots_to_keys_follows_add_overwrite_delete_and_flush() {
+        let mut db = Db::new(0);
+        db.slots_to_keys = Some(Box::new(SlotToKeys::new(first_byte)));
+        db.add(
+            b"\x01a".to_vec().into_boxed_slice(),
+            RObj::new(
+                crate::object::Value::Str(crate::object::StrValue::Int(1)),
+                0,
+            ),
+        );
+        db.set_value(
+            b"\x01b",
+            RObj::new(
+                crate::object::Value::Str(crate::object::StrValue::Int(1)),
+                0,
+            ),
+            false,
+        );
+        // Overwriting an existing key does not count it twice.
+        db.set_value(
+            b"\x01b",
+            RObj::new(
+                crate::object::Value::Str(crate::object::StrValue::Int(2)),
+                0,
+            ),
+            false,
+        );
+        db.add(
+            b"\x02c".to_vec().into_boxed_slice(),
+            RObj::new(
+                crate::object::Value::Str(crate::object::StrValue::Int(1)),
+                0,
+            ),
+        );
+        let index = db.slots_to_keys.as_ref().unwrap();
+        assert_eq!((index.count(1), index.count(2), index.count(3)), (2, 1, 0));
+        assert_eq!(index.keys(1, 1).len(), 1);
+        assert_eq!(index.count(CLUSTER_SLOTS + 5), 0);
+        db.delete(b"\x01a");
+        assert_eq!(db.slots_to_keys.as_ref().unwrap().count(1), 1);
+        db.empty();
+        assert_eq!(db.slots_to_keys.as_ref().unwrap().count(1), 0);
+        assert_eq!(db.slots_to_keys.as_ref().unwrap().count(2), 0);
+    }
+}
