@@ -138,14 +138,7 @@ pub fn cluster_handle_event(srv: &mut Server, token: Token, readable: bool, writ
         cluster_write_handler(registry, state, token);
     }
     if readable {
-        cluster_read_handler(
-            registry,
-            state,
-            token,
-            &hdr,
-            node_timeout,
-            &mut srv.next_token,
-        );
+        cluster_read_handler(registry, state, token, &hdr, node_timeout);
     }
 }
 
@@ -264,15 +257,13 @@ fn flush_link(link: &mut ClusterLink) -> bool {
 /// Flush every link with queued bytes (from clusterBeforeSleep: packets
 /// queued while processing this pass's events go out before poll).
 pub fn cluster_flush_links(state: &mut ClusterState) {
-    let mut failed = Vec::new();
-    for (token, link) in state.links.iter_mut() {
-        if !link.sndbuf.is_empty() && !flush_link(link) {
-            failed.push(*token);
+    for link in state.links.values_mut() {
+        // A failed write is not handled here: the socket reports the error
+        // to the next read, which closes the link.
+        if !link.sndbuf.is_empty() {
+            flush_link(link);
         }
     }
-    // Failed links are closed by the next read or cron pass: their
-    // socket reports the error there too.
-    let _ = failed;
 }
 
 /// clusterReadHandler: read what is there, process every whole packet.
@@ -282,7 +273,6 @@ fn cluster_read_handler(
     token: Token,
     hdr: &HeaderInputs,
     node_timeout: i64,
-    next_token: &mut usize,
 ) {
     let mut buf = [0u8; RCVBUF_READ_LEN];
     let mut closed = false;
@@ -332,7 +322,7 @@ fn cluster_read_handler(
         }
         match codec::decode(&packet) {
             Ok(msg) => {
-                cluster_process_packet(registry, state, token, &msg, hdr, node_timeout, next_token);
+                cluster_process_packet(registry, state, token, &msg, hdr, node_timeout);
             }
             Err(e) if e.closes_link() => {
                 server_log(LogLevel::Warning, &e.to_string());
@@ -897,7 +887,6 @@ pub fn cluster_process_packet(
     msg: &ClusterMsg,
     hdr: &HeaderInputs,
     node_timeout: i64,
-    _next_token: &mut usize,
 ) {
     let h = &msg.header;
     let msg_type = msg.msg_type();

@@ -815,8 +815,9 @@ fn cluster_links(srv: &Server, c: &mut Client) {
         } else {
             b"rw"
         });
+        // Redis counts the bytes of queued messages for both.
         c.add_reply_bulk(b"send-buffer-allocated");
-        c.add_reply_integer(l.sndbuf.capacity() as i64);
+        c.add_reply_integer(l.sndbuf.len() as i64);
         c.add_reply_bulk(b"send-buffer-used");
         c.add_reply_integer(l.sndbuf.len() as i64);
     }
