@@ -453,9 +453,8 @@ pub fn cluster_init(srv: &mut Server) -> Result<(), String> {
             me.ip = ip;
         }
     }
-    for db in &mut srv.dbs {
-        db.slots_to_keys = Some(Box::new(storage::db::SlotToKeys::new(key_hash_slot)));
-    }
+    // Only db 0 exists for a cluster node (SELECT of another is refused).
+    srv.dbs[0].slots_to_keys = Some(Box::new(storage::db::SlotToKeys::new(key_hash_slot)));
     state.do_before_sleep(CLUSTER_TODO_UPDATE_STATE);
     srv.cluster = Some(Box::new(state));
     Ok(())
