@@ -178,7 +178,8 @@ pub fn ae_process_events(
         let is_listener = event.token == LISTENER_TOKEN
             || event.token == server::UNIX_LISTENER_TOKEN
             || event.token == server::RDB_PIPE_TOKEN
-            || event.token.0 < srv.listeners.len();
+            || event.token.0 < srv.listeners.len()
+            || crate::cluster::bus::is_cluster_token(srv, event.token);
         if while_blocked && !is_listener && !srv.clients.contains_key(&event.token) {
             // The script's own client: remember the readiness (mio reports
             // it only once) and read it after the script.
@@ -233,6 +234,11 @@ pub fn ae_fire_file_event(srv: &mut Server, event: FiredEvent) {
     }
     if token == server::RDB_PIPE_TOKEN {
         crate::replication::master::rdb_pipe_read_handler(srv);
+        return;
+    }
+    // The cluster bus: its listener and its links (cluster/bus.rs).
+    if crate::cluster::bus::is_cluster_token(srv, token) {
+        crate::cluster::bus::cluster_handle_event(srv, token, event.readable, event.writable);
         return;
     }
     if event.readable {

@@ -168,6 +168,24 @@ pub struct Config {
     pub shutdown_on_sigterm: i32,
     /// "" = no unix socket.
     pub unixsocket: String,
+    /// cluster-enabled (immutable): the server is a cluster node.
+    pub cluster_enabled: bool,
+    /// cluster-config-file: where the node keeps its view (nodes.conf).
+    pub cluster_config_file: String,
+    /// cluster-port: the bus port; 0 = port + CLUSTER_PORT_INCR.
+    pub cluster_port: u16,
+    /// cluster-node-timeout in ms.
+    pub cluster_node_timeout: i64,
+    pub cluster_require_full_coverage: bool,
+    pub cluster_allow_reads_when_down: bool,
+    pub cluster_allow_pubsubshard_when_down: bool,
+    /// cluster-announce-ip / -hostname / -port / -bus-port ("" or 0: none).
+    pub cluster_announce_ip: String,
+    pub cluster_announce_hostname: String,
+    pub cluster_announce_port: u16,
+    pub cluster_announce_bus_port: u16,
+    /// cluster-preferred-endpoint-type: 0 ip, 1 hostname, 2 unknown-endpoint.
+    pub cluster_preferred_endpoint_type: i32,
     pub unixsocketperm: u32,
     pub disable_thp: bool,
     pub protected_mode: bool,
@@ -1477,6 +1495,18 @@ impl Default for Config {
             shutdown_on_sigint: 0,
             shutdown_on_sigterm: 0,
             unixsocket: String::new(),
+            cluster_enabled: false,
+            cluster_config_file: String::new(),
+            cluster_port: 0,
+            cluster_node_timeout: 15000,
+            cluster_require_full_coverage: true,
+            cluster_allow_reads_when_down: false,
+            cluster_allow_pubsubshard_when_down: true,
+            cluster_announce_ip: String::new(),
+            cluster_announce_hostname: String::new(),
+            cluster_announce_port: 0,
+            cluster_announce_bus_port: 0,
+            cluster_preferred_endpoint_type: 0,
             unixsocketperm: 0,
             disable_thp: true,
             protected_mode: true,
@@ -1642,6 +1672,18 @@ impl Config {
         self.shutdown_on_sigint = self.e("shutdown-on-sigint");
         self.shutdown_on_sigterm = self.e("shutdown-on-sigterm");
         self.unixsocket = self.s("unixsocket");
+        self.cluster_enabled = self.b("cluster-enabled");
+        self.cluster_config_file = self.s("cluster-config-file");
+        self.cluster_port = self.n("cluster-port") as u16;
+        self.cluster_node_timeout = self.n("cluster-node-timeout");
+        self.cluster_require_full_coverage = self.b("cluster-require-full-coverage");
+        self.cluster_allow_reads_when_down = self.b("cluster-allow-reads-when-down");
+        self.cluster_allow_pubsubshard_when_down = self.b("cluster-allow-pubsubshard-when-down");
+        self.cluster_announce_ip = self.s("cluster-announce-ip");
+        self.cluster_announce_hostname = self.s("cluster-announce-hostname");
+        self.cluster_announce_port = self.n("cluster-announce-port") as u16;
+        self.cluster_announce_bus_port = self.n("cluster-announce-bus-port") as u16;
+        self.cluster_preferred_endpoint_type = self.e("cluster-preferred-endpoint-type");
         self.unixsocketperm = self.n("unixsocketperm") as u32;
         self.disable_thp = self.b("disable-thp");
         self.protected_mode = self.b("protected-mode");

@@ -825,6 +825,9 @@ pub fn copy_command(srv: &mut Server, c: &mut Client) {
         }
         j += 1;
     }
+    if srv.cluster.is_some() && (srcid != 0 || dstid != 0) {
+        return c.add_reply_error("ERR Copying to another database is not allowed in cluster mode");
+    }
     let (src, dst) = (c.argv[1].clone(), c.argv[2].clone());
     if srcid == dstid && src == dst {
         return c.add_reply_error(SAME_OBJECT_ERR);
@@ -870,6 +873,9 @@ pub fn dup_object(o: &RObj, lru: u32) -> RObj {
 /// MOVE key db
 // redis: db.c moveCommand
 pub fn move_command(srv: &mut Server, c: &mut Client) {
+    if srv.cluster.is_some() {
+        return c.add_reply_error("ERR MOVE is not allowed in cluster mode");
+    }
     let srcid = c.db;
     let dstid = match parse_db_index(srv, c.arg(2)) {
         Ok(id) => id,
@@ -908,6 +914,16 @@ pub fn move_command(srv: &mut Server, c: &mut Client) {
 /// SELECT index
 // redis: db.c selectCommand
 pub fn select_command(srv: &mut Server, c: &mut Client) {
+    // Cluster mode has db 0 only.
+    if srv.cluster.is_some() {
+        match get_int_from_arg(c.arg(1)) {
+            Err(e) => return c.add_reply_error(e),
+            Ok(id) if id != 0 => {
+                return c.add_reply_error("ERR SELECT is not allowed in cluster mode")
+            }
+            Ok(_) => {}
+        }
+    }
     match parse_db_index(srv, c.arg(1)) {
         Ok(id) => {
             c.db = id;
@@ -920,6 +936,10 @@ pub fn select_command(srv: &mut Server, c: &mut Client) {
 /// SWAPDB index1 index2
 // redis: db.c swapdbCommand / dbSwapDatabases
 pub fn swapdb_command(srv: &mut Server, c: &mut Client) {
+    // Not allowed in cluster mode: there is db 0 only.
+    if srv.cluster.is_some() {
+        return c.add_reply_error("ERR SWAPDB is not allowed in cluster mode");
+    }
     // Any parse failure gets SWAPDB's own message, not the generic one.
     let Ok(id1) = get_int_from_arg(c.arg(1)) else {
         return c.add_reply_error("ERR invalid first DB index");

@@ -101,7 +101,10 @@ pub fn gen_info_string(srv: &Server, sections: &[String]) -> String {
                 "# Latencystats\r\n{}",
                 crate::latency::latencystats_info(srv)
             ),
-            "cluster" => "# Cluster\r\ncluster_enabled:0\r\n".to_string(),
+            "cluster" => format!(
+                "# Cluster\r\ncluster_enabled:{}\r\n",
+                srv.cluster.is_some() as u8
+            ),
             _ => keyspace_section(srv),
         };
         out.push_str(&body);

@@ -204,6 +204,12 @@ pub fn run(args: &[String]) -> i32 {
     server::linux_memory_warnings(&srv);
     // used_memory_startup: what the empty server holds (InitServerLast).
     srv.initial_memory_usage = memory::used_memory();
+    // clusterInit: nodes.conf, the bus port, the slot index (before the
+    // data loads, so loaded keys are indexed by slot).
+    if let Err(msg) = crate::cluster::cluster_init(&mut srv) {
+        server_log(LogLevel::Warning, &msg);
+        return 1;
+    }
     // `replicaof` in the config: a replica from the start (the load keeps
     // keys that expired on disk); cron connects to the master.
     replication::replica::replication_init_from_config(&mut srv);
@@ -288,7 +294,7 @@ pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
 /// IPV6_V6ONLY for IPv6 (so `*` and `::*` can both bind the port), and
 /// listen(2) with `tcp-backlog` (the kernel caps it at somaxconn).
 // redis: anet.c anetTcpServer / anetListen
-fn anet_tcp_server(addr: std::net::SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
+pub fn anet_tcp_server(addr: std::net::SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
     use std::os::fd::FromRawFd;
     let family = if addr.is_ipv6() {
         libc::AF_INET6

@@ -52,6 +52,12 @@ pub const CLIENT_CLOSE_AFTER_REPLY: u32 = 1 << 0;
 pub const CLIENT_CLOSE_ASAP: u32 = 1 << 1;
 /// This client receives the MONITOR feed.
 pub const CLIENT_MONITOR: u32 = 1 << 2;
+/// CLIENT_ASKING: the client sent ASKING; the next command may touch an
+/// importing slot (cluster mode). Cleared after that command.
+pub const CLIENT_ASKING: u32 = 1 << 27;
+/// CLIENT_READONLY: READONLY was sent; a cluster replica serves its
+/// reads.
+pub const CLIENT_READONLY: u32 = 1 << 28;
 /// Already queued on `clients_pending_write`.
 pub const CLIENT_PENDING_WRITE: u32 = 1 << 3;
 /// Already queued on `clients_pending_read` (its socket may hold more bytes).
@@ -743,6 +749,11 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                 }
                 c.argv.clear();
                 reset_client_reply_skip(c);
+                // resetClient: ASKING is good for one command (or one
+                // transaction).
+                if !c.has_flag(CLIENT_MULTI) && c.last_cmd != "asking" {
+                    c.flags &= !CLIENT_ASKING;
+                }
                 crate::tracking::reset_client_caching(c);
             }
             Err(e) => {

@@ -173,6 +173,9 @@ pub struct Server {
     /// The `unixsocket` listener, when one is configured.
     pub unix_listener: Option<mio::net::UnixListener>,
     pub next_token: usize,
+    /// The cluster node state and bus (cluster/mod.rs); None unless
+    /// cluster-enabled yes.
+    pub cluster: Option<Box<crate::cluster::ClusterState>>,
     pub next_client_id: u64,
     /// Clients with replies to write before the next poll.
     pub clients_pending_write: Vec<Token>,
@@ -387,6 +390,7 @@ impl Server {
             listeners: Vec::new(),
             unix_listener: None,
             next_token: FIRST_CLIENT_TOKEN,
+            cluster: None,
             next_client_id: 1,
             clients_pending_write: Vec::new(),
             clients_pending_read: Vec::new(),
@@ -637,6 +641,13 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
+    // Cluster mode: a command whose keys live on another node gets
+    // -MOVED/-ASK (or CROSSSLOT, CLUSTERDOWN...) instead of running
+    // (cluster/mod.rs get_node_by_query).
+    if srv.cluster.is_some() && crate::cluster::cluster_redirect_if_needed(srv, c, id) {
+        return;
+    }
+
     // Client eviction (client_eviction.rs): free the biggest clients if
     // all clients together hold too much, before key eviction and after the
     // last command grew some output buffer. If this client was the one to
@@ -840,7 +851,7 @@ fn runs_inside_multi(srv: &Server, id: CmdId) -> bool {
 /// rejectCommand: reply with the error (CR/LF become spaces), count it. A
 /// rejected command inside MULTI dooms the transaction; a rejected EXEC
 /// reports the reason in its EXECABORT.
-fn reject_command(srv: &mut Server, c: &mut Client, cmd: Option<CmdId>, msg: &[u8]) {
+pub fn reject_command(srv: &mut Server, c: &mut Client, cmd: Option<CmdId>, msg: &[u8]) {
     let clean: Vec<u8> = msg
         .iter()
         .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
@@ -1166,6 +1177,10 @@ pub fn server_cron(srv: &mut Server) {
     crate::rdb::rdb_cron(srv);
     // A scheduled or automatic AOF rewrite, postponed flushes (aof.rs).
     crate::aof::aof_cron(srv);
+    // clusterCron, every 100 ms in cluster mode.
+    if srv.cluster.is_some() && run_with_period(srv, 100) {
+        crate::cluster::cluster_cron(srv);
+    }
     // replicationCron, once a second, ten times a second while a FAILOVER
     // runs (its handshake then moves faster): the failover's progress
     // first, then the replica half and the master half
@@ -1518,6 +1533,10 @@ pub fn before_sleep(srv: &mut Server) {
     // BCAST clients get this iteration's modified keys, one batch each.
     crate::tracking::tracking_broadcast_invalidation_messages(srv);
     networking::free_clients_in_async_free_queue(srv);
+    // clusterBeforeSleep: state update, nodes.conf, queued bus packets.
+    if srv.cluster.is_some() {
+        crate::cluster::cluster_before_sleep(srv);
+    }
     // The AOF is written (and fsynced with `always`) before any reply.
     crate::aof::before_sleep(srv);
     crate::recorder::timed("pending writes", || {
@@ -1802,12 +1821,17 @@ pub fn create_pid_file(pidfile: &str, daemon: bool) {
 pub fn redis_ascii_art(srv: &Server) {
     use std::io::IsTerminal;
     let port = srv.config.port;
+    let mode = if srv.config.cluster_enabled {
+        "cluster"
+    } else {
+        "standalone"
+    };
     let show = srv.config.always_show_logo
         || (srv.config.logfile.is_empty() && std::io::stdout().is_terminal());
     if !show {
         server_log(
             LogLevel::Notice,
-            &format!("Running mode=standalone, port={port}."),
+            &format!("Running mode={mode}, port={port}."),
         );
         return;
     }
