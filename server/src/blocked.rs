@@ -39,6 +39,10 @@ pub enum BlockType {
     /// WAIT (BLOCKED_WAIT): no keys; answered by replication/master.rs
     /// when enough replicas acknowledged.
     Wait,
+    /// SHUTDOWN waiting for lagging replicas (BLOCKED_SHUTDOWN): no keys,
+    /// no timeout of its own; answered by shutdown.rs when the shutdown
+    /// fails or is aborted (on success the process exits).
+    Shutdown,
 }
 
 /// What a parked client waits for (c->bstate).

@@ -165,12 +165,17 @@ fn server_section(srv: &Server) -> String {
         "config_file" => srv.config_file,
         "io_threads_active" => 0,
     );
+    // Only while a shutdown waits for its replicas.
+    if let Some(ms) = crate::shutdown::shutdown_in_milliseconds() {
+        s.push_str(&format!("shutdown_in_milliseconds:{ms}\r\n"));
+    }
     s
 }
 
 fn clients_section(srv: &Server) -> String {
     // The caller is out of srv.clients while its command runs: count it.
-    let connected = srv.clients.len() + 1;
+    // Replicas are not clients here (listLength(clients) - listLength(slaves)).
+    let connected = (srv.clients.len() + 1).saturating_sub(srv.repl.slaves.len());
     let max_in = srv
         .clients
         .values()

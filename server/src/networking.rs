@@ -1881,11 +1881,12 @@ pub enum PausePurpose {
     /// FAILOVER holds writes until the target replica took over
     /// (replication/failover.rs).
     DuringFailover = 1,
+    /// A SHUTDOWN waiting for lagging replicas holds writes (shutdown.rs).
+    DuringShutdown = 2,
 }
 
-/// NUM_PAUSE_PURPOSES (Redis also has PAUSE_DURING_SHUTDOWN; shutdown.rs
-/// does not pause).
-pub const NUM_PAUSE_PURPOSES: usize = 2;
+/// NUM_PAUSE_PURPOSES.
+pub const NUM_PAUSE_PURPOSES: usize = 3;
 
 /// pauseClients: a purpose's pause only ever gets longer or stricter.
 pub fn pause_clients(srv: &mut Server, purpose: PausePurpose, end_ms: i64, ptype: PauseType) {

@@ -1153,8 +1153,9 @@ pub fn server_cron(srv: &mut Server) {
         server_log(
             LogLevel::Debug,
             &format!(
-                "{} clients connected (0 replicas), {} bytes in use",
-                srv.clients.len(),
+                "{} clients connected ({} replicas), {} bytes in use",
+                srv.clients.len().saturating_sub(srv.repl.slaves.len()),
+                srv.repl.slaves.len(),
                 crate::memory::used_memory()
             ),
         );

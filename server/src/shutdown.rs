@@ -30,12 +30,15 @@
 //! cancels the shutdown unless FORCE was given: the server keeps running,
 //! the SHUTDOWN caller gets an error.
 //!
-//! Not yet: Redis's wait for lagging replicas (`shutdown-timeout`, the
-//! SHUTDOWN caller blocked, writes paused, REPLCONF GETACK sent, SHUTDOWN
-//! NOW to skip it): here the shutdown always finishes in the call that
-//! started it, even with replicas attached.
+//! With replicas that have not acknowledged the whole stream, a shutdown
+//! first waits for them, up to `shutdown-timeout` seconds (unless NOW):
+//! writes are paused (PAUSE_DURING_SHUTDOWN), REPLCONF GETACK asks the
+//! replicas for their offsets, the SHUTDOWN caller is blocked, and
+//! `shutdown_cron` finishes once every replica caught up or the time ran
+//! out. SHUTDOWN ABORT (or a failed final save) cancels it: the blocked
+//! callers get an error, writes go on.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, Ordering};
 
 use crate::log::{server_log, server_log_from_handler, server_log_raw, LogLevel};
 use crate::networking::Client;
@@ -58,6 +61,11 @@ pub struct ShutdownError;
 static SHUTDOWN_ASAP: AtomicBool = AtomicBool::new(false);
 /// server.last_sig_received: which signal (picks the shutdown-on-* flags).
 static LAST_SIG_RECEIVED: AtomicI32 = AtomicI32::new(0);
+/// server.shutdown_mstime: when a shutdown waiting for its replicas gives
+/// up waiting (0: no shutdown initiated).
+static SHUTDOWN_MSTIME: AtomicI64 = AtomicI64::new(0);
+/// server.shutdown_flags: the flags of the shutdown initiated.
+static SHUTDOWN_FLAGS: AtomicI32 = AtomicI32::new(0);
 /// server.loading: the dataset is being read at start-up (the handler's
 /// message differs, and the shutdown then never saves).
 static LOADING: AtomicBool = AtomicBool::new(false);
@@ -141,8 +149,40 @@ pub fn setup_signal_handlers() {
     }
 }
 
-/// The shutdown part of serverCron: act on a signal the handler recorded.
+/// isShutdownInitiated: a shutdown waits for its replicas.
+pub fn is_shutdown_initiated() -> bool {
+    SHUTDOWN_MSTIME.load(Ordering::SeqCst) != 0
+}
+
+/// INFO server's `shutdown_in_milliseconds`, while a shutdown waits.
+pub fn shutdown_in_milliseconds() -> Option<i64> {
+    let end = SHUTDOWN_MSTIME.load(Ordering::SeqCst);
+    (end != 0).then(|| end - crate::server::mstime())
+}
+
+/// isReadyToShutdown: every replica acknowledged the whole stream.
+fn is_ready_to_shutdown(srv: &Server) -> bool {
+    let off = srv.repl.master_repl_offset;
+    srv.repl.slaves.iter().all(|t| {
+        srv.clients
+            .get(t)
+            .is_none_or(|s| s.repl.repl_ack_off == off)
+    })
+}
+
+/// The shutdown part of serverCron: act on a signal the handler recorded,
+/// or finish a shutdown that waited for its replicas.
 pub fn shutdown_cron(srv: &mut Server) {
+    if is_shutdown_initiated() {
+        let due = crate::server::mstime() >= SHUTDOWN_MSTIME.load(Ordering::SeqCst);
+        if (due || is_ready_to_shutdown(srv))
+            && finish_shutdown(srv, SHUTDOWN_FLAGS.load(Ordering::SeqCst)).is_ok()
+        {
+            std::process::exit(0);
+        }
+        // A failed shutdown was cancelled and logged: go on running.
+        return;
+    }
     if !SHUTDOWN_ASAP.load(Ordering::SeqCst) {
         return;
     }
@@ -183,16 +223,51 @@ pub fn pidfile() -> Option<String> {
 /// server goes on).
 // redis: server.c prepareForShutdown
 pub fn prepare_for_shutdown(srv: &mut Server, mut flags: i32) -> Result<(), ShutdownError> {
+    if is_shutdown_initiated() {
+        return Err(ShutdownError);
+    }
     // Never save a half-loaded dataset over the file being loaded.
     if LOADING.load(Ordering::SeqCst) {
         flags = (flags & !SHUTDOWN_SAVE) | SHUTDOWN_NOSAVE;
     }
+    SHUTDOWN_FLAGS.store(flags, Ordering::SeqCst);
     server_log(LogLevel::Warning, "User requested shutdown...");
     if crate::server::supervised_mode() == crate::server::SUPERVISED_SYSTEMD {
         crate::server::redis_communicate_systemd("STOPPING=1\n");
     }
-    // No replicas to wait for (see the file comment): finish right away.
+    // Replicas behind: let them catch up first (see the file comment).
+    let timeout = match srv.config.value("shutdown-timeout") {
+        Some(crate::config::Value::Num(n)) => *n,
+        _ => 10,
+    };
+    if flags & SHUTDOWN_NOW == 0 && timeout != 0 && !is_ready_to_shutdown(srv) {
+        SHUTDOWN_MSTIME.store(crate::server::mstime() + timeout * 1000, Ordering::SeqCst);
+        if srv.client_pause_type == crate::networking::PauseType::Off {
+            send_getack_to_replicas(srv);
+        }
+        crate::networking::pause_clients(
+            srv,
+            crate::networking::PausePurpose::DuringShutdown,
+            i64::MAX,
+            crate::networking::PauseType::Write,
+        );
+        server_log(
+            LogLevel::Notice,
+            "Waiting for replicas before shutting down.",
+        );
+        return Err(ShutdownError);
+    }
     finish_shutdown(srv, flags)
+}
+
+/// sendGetackToReplicas: ask every replica for its offset now.
+fn send_getack_to_replicas(srv: &mut Server) {
+    let argv = [
+        bytes::Bytes::from_static(b"REPLCONF"),
+        bytes::Bytes::from_static(b"GETACK"),
+        bytes::Bytes::from_static(b"*"),
+    ];
+    crate::replication::master::replication_feed_slaves(srv, -1, &argv);
 }
 
 /// finishShutdown: the steps, in Redis's order.
@@ -201,6 +276,45 @@ fn finish_shutdown(srv: &mut Server, flags: i32) -> Result<(), ShutdownError> {
     let save = flags & SHUTDOWN_SAVE != 0;
     let nosave = flags & SHUTDOWN_NOSAVE != 0;
     let force = flags & SHUTDOWN_FORCE != 0;
+
+    // A warning for each replica that is lagging.
+    let off = srv.repl.master_repl_offset;
+    let now = crate::server::mstime() / 1000;
+    let mut lagging = 0;
+    let slaves = srv.repl.slaves.clone();
+    for t in &slaves {
+        let Some(s) = srv.clients.get(t) else {
+            continue;
+        };
+        if s.repl.repl_ack_off != off {
+            lagging += 1;
+            let online = s.repl.replstate == crate::replication::SlaveState::Online;
+            let lag = if online {
+                now - s.repl.repl_ack_time
+            } else {
+                0
+            };
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Lagging replica {} reported offset {} behind master, lag={lag}, state={}.",
+                    crate::replication::master::replication_get_slave_name(s),
+                    off - s.repl.repl_ack_off,
+                    crate::replication::master::replstate_to_string(s.repl.replstate)
+                ),
+            );
+        }
+    }
+    if !slaves.is_empty() {
+        server_log(
+            LogLevel::Notice,
+            &format!(
+                "{} of {} replicas are in sync when shutting down.",
+                slaves.len() - lagging,
+                slaves.len()
+            ),
+        );
+    }
 
     crate::ldb::ldb_kill_forked_sessions();
 
@@ -220,7 +334,7 @@ fn finish_shutdown(srv: &mut Server, flags: i32) -> Result<(), ShutdownError> {
             LogLevel::Warning,
             "Errors trying to shut down the server. Check the logs for more information.",
         );
-        cancel_shutdown();
+        cancel_shutdown(srv);
         return Err(ShutdownError);
     }
 
@@ -252,7 +366,7 @@ fn finish_shutdown(srv: &mut Server, flags: i32) -> Result<(), ShutdownError> {
                     LogLevel::Warning,
                     "Errors trying to shut down the server. Check the logs for more information.",
                 );
-                cancel_shutdown();
+                cancel_shutdown(srv);
                 return Err(ShutdownError);
             }
         }
@@ -270,16 +384,54 @@ fn finish_shutdown(srv: &mut Server, flags: i32) -> Result<(), ShutdownError> {
     Ok(())
 }
 
-/// cancelShutdown: back to normal after a failed shutdown.
-fn cancel_shutdown() {
+/// cancelShutdown: back to normal after a failed or aborted shutdown:
+/// the blocked SHUTDOWN callers get an error, writes go on.
+fn cancel_shutdown(srv: &mut Server) {
     SHUTDOWN_ASAP.store(false, Ordering::SeqCst);
+    SHUTDOWN_FLAGS.store(0, Ordering::SeqCst);
+    SHUTDOWN_MSTIME.store(0, Ordering::SeqCst);
     LAST_SIG_RECEIVED.store(0, Ordering::SeqCst);
+    reply_to_clients_blocked_on_shutdown(srv);
+    crate::networking::unpause_clients(srv, crate::networking::PausePurpose::DuringShutdown);
 }
 
-/// abortShutdown (SHUTDOWN ABORT): forget a signal's pending shutdown.
-/// Err when none was pending.
-pub fn abort_shutdown() -> Result<(), ShutdownError> {
-    if !SHUTDOWN_ASAP.swap(false, Ordering::SeqCst) {
+/// replyToClientsBlockedOnShutdown (blocked.c).
+fn reply_to_clients_blocked_on_shutdown(srv: &mut Server) {
+    let tokens: Vec<mio::Token> = srv
+        .clients
+        .iter()
+        .filter(|(_, c)| is_blocked_on_shutdown(c))
+        .map(|(t, _)| *t)
+        .collect();
+    for t in tokens {
+        let Some(mut c) = srv.clients.remove(&t) else {
+            continue;
+        };
+        reply_shutdown_failed(srv, &mut c);
+        // The loop writes the reply and reads what the client sent next.
+        srv.unblocked_clients.push(t);
+        srv.clients.insert(t, c);
+    }
+}
+
+fn is_blocked_on_shutdown(c: &Client) -> bool {
+    c.bstate
+        .as_ref()
+        .is_some_and(|b| b.btype == crate::blocked::BlockType::Shutdown)
+}
+
+/// One blocked SHUTDOWN caller learns the shutdown did not happen.
+fn reply_shutdown_failed(srv: &mut Server, c: &mut Client) {
+    c.add_reply_error("ERR Errors trying to SHUTDOWN. Check logs.");
+    crate::blocked::unblock_client(srv, c);
+}
+
+/// abortShutdown (SHUTDOWN ABORT): cancel a shutdown waiting for its
+/// replicas, or forget a signal's pending one. Err when none was pending.
+pub fn abort_shutdown(srv: &mut Server) -> Result<(), ShutdownError> {
+    if is_shutdown_initiated() {
+        cancel_shutdown(srv);
+    } else if !SHUTDOWN_ASAP.swap(false, Ordering::SeqCst) {
         return Err(ShutdownError);
     }
     server_log(LogLevel::Notice, "Shutdown manually aborted.");
@@ -313,7 +465,7 @@ pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
         return c.add_reply_syntax_error();
     }
     if abort {
-        return match abort_shutdown() {
+        return match abort_shutdown(srv) {
             Ok(()) => c.add_reply_ok(),
             Err(ShutdownError) => c.add_reply_error("ERR No shutdown in progress."),
         };
@@ -328,11 +480,17 @@ pub fn shutdown_command(srv: &mut Server, c: &mut Client) {
     if flags & SHUTDOWN_NOSAVE == 0 && crate::script::script_is_timedout(srv) {
         return c.add_reply_error(crate::script::script_busy_error(srv));
     }
+    // Blocked until the shutdown happens (the process exits), fails or is
+    // aborted (shutdown.rs replies then).
+    crate::blocked::block_for_keys(srv, c, crate::blocked::BlockType::Shutdown, &[], 0);
     if prepare_for_shutdown(srv, flags).is_ok() {
         std::process::exit(0);
     }
-    // replyToClientsBlockedOnShutdown: the caller learns it failed.
-    c.add_reply_error("ERR Errors trying to SHUTDOWN. Check logs.");
+    // Still waiting for the replicas: stay blocked. Failed: this caller
+    // (out of the client table while it runs) learns it here.
+    if !is_shutdown_initiated() && is_blocked_on_shutdown(c) {
+        reply_shutdown_failed(srv, c);
+    }
 }
 
 // ------------------------------------------------------------ crash report

@@ -1370,7 +1370,7 @@ pub fn rdb_populate_save_info(srv: &Server) -> Option<(i64, String, i64)> {
 // ---------------------------------------------------------------- ROLE, INFO
 
 /// replstateToString.
-fn replstate_to_string(s: SlaveState) -> &'static str {
+pub fn replstate_to_string(s: SlaveState) -> &'static str {
     match s {
         SlaveState::WaitBgsaveStart | SlaveState::WaitBgsaveEnd => "wait_bgsave",
         SlaveState::SendBulk => "send_bulk",
