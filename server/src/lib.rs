@@ -206,10 +206,10 @@ pub fn run(args: &[String]) -> i32 {
     // `replicaof` in the config: a replica from the start (the load keeps
     // keys that expired on disk); cron connects to the master.
     replication::replica::replication_init_from_config(&mut srv);
-    shutdown::set_loading(true);
-    // The AOF when appendonly yes, else the RDB file (aof.rs).
+    // The AOF when appendonly yes, else the RDB file (aof.rs). The
+    // listeners are open already: clients that connect meanwhile are
+    // served between chunks and get -LOADING (rdb.rs start_loading).
     aof::load_data_from_disk(&mut srv);
-    shutdown::set_loading(false);
     if !srv.listeners.is_empty() {
         server_log(LogLevel::Notice, "Ready to accept connections");
     }
