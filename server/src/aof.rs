@@ -1865,6 +1865,10 @@ fn rewrite_append_only_file_rio<W: Write>(
         write_command(&mut w, &[b"FUNCTION", b"LOAD", &lib.code])?;
     }
     let mut keys = 0u64;
+    let key_save_delay = match srv.config.value("rdb-key-save-delay") {
+        Some(crate::config::Value::Num(n)) => *n,
+        _ => 0,
+    };
     for (dbid, db) in srv.dbs.iter().enumerate() {
         if db.dict.is_empty() {
             continue;
@@ -1911,6 +1915,10 @@ fn rewrite_append_only_file_rio<W: Write>(
             }
             keys += 1;
             progress(keys);
+            // rdb-key-save-delay slows the rewrite down too (tests).
+            if key_save_delay != 0 {
+                crate::debug::debug_delay(key_save_delay);
+            }
         }
     }
     Ok(w)

@@ -58,7 +58,7 @@ pub struct ShutdownError;
 static SHUTDOWN_ASAP: AtomicBool = AtomicBool::new(false);
 /// server.last_sig_received: which signal (picks the shutdown-on-* flags).
 static LAST_SIG_RECEIVED: AtomicI32 = AtomicI32::new(0);
-/// server.loading: the dataset is being read at start-up (the handler's
+/// server.loading: a dataset is being loaded (rdb.rs start_loading; the handler's
 /// message differs, and the shutdown then never saves).
 static LOADING: AtomicBool = AtomicBool::new(false);
 /// The pid file to remove, when one was written (createPidFile).
