@@ -604,14 +604,25 @@ pub fn stop_loading(srv: &mut Server) {
     crate::shutdown::set_loading(false);
 }
 
-/// loadingAbsProgress: the loader is at byte `pos`.
+/// loadingAbsProgress: the loader is at byte `pos`. The memory peak is
+/// kept up too (no cron runs during the load to do it).
 pub fn loading_abs_progress(srv: &mut Server, pos: u64) {
     srv.loading.loaded_bytes = pos;
+    update_peak_memory(srv);
 }
 
 /// loadingIncrProgress: the loader read `size` more bytes.
 pub fn loading_incr_progress(srv: &mut Server, size: u64) {
     srv.loading.loaded_bytes += size;
+    update_peak_memory(srv);
+}
+
+/// stat_peak_memory = max(stat_peak_memory, used memory).
+fn update_peak_memory(srv: &mut Server) {
+    let mem = crate::memory::used_memory();
+    if mem > srv.stat_peak_memory {
+        srv.stat_peak_memory = mem;
+    }
 }
 
 /// rdbLoadProgressCallback: the loader went from byte `before` to byte

@@ -201,7 +201,11 @@ impl Process {
                     if r == b"+PONG\r\n" || (loading && r.starts_with(b"-LOADING ")) {
                         return Ok(());
                     }
-                    return Err(format!("PING answered {}", escape(&r)));
+                    // Still loading its dataset (served between chunks):
+                    // not up yet, ask again.
+                    if !r.starts_with(b"-LOADING ") {
+                        return Err(format!("PING answered {}", escape(&r)));
+                    }
                 }
             }
             if Instant::now() > deadline {
