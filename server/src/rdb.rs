@@ -633,15 +633,17 @@ fn update_peak_memory(srv: &mut Server) {
 /// between entries (one key, one AUX field), which is where the keyspace
 /// is consistent anyway.
 // redis: rdb.c rdbLoadProgressCallback
-pub fn rdb_load_progress(srv: &mut Server, before: u64, after: u64) {
-    let interval = cfg_i64(srv, "loading-process-events-interval-bytes").max(0) as u64;
+/// Returns true when it served clients (who may have changed the configs
+/// the loader caches).
+pub fn rdb_load_progress(srv: &mut Server, interval: u64, before: u64, after: u64) -> bool {
     if interval == 0 || after / interval <= before / interval {
-        return;
+        return false;
     }
     // A replica keeps its master from timing it out (replicationSendNewlineToMaster).
     crate::replication::replica::replication_send_newline_to_master(srv);
     loading_abs_progress(srv, after);
     crate::networking::process_events_while_blocked(srv);
+    true
 }
 
 /// How a load treats keys already in memory (RDBFLAGS_ALLOW_DUP).
@@ -734,6 +736,7 @@ fn rdb_load_rio<R: io::Read>(
     // key-load-delay (debugDelay per key, for tests that need a slow
     // load); re-read after serving clients, who may CONFIG SET it.
     let mut key_load_delay = cfg_i64(srv, "key-load-delay");
+    let mut interval = cfg_i64(srv, "loading-process-events-interval-bytes").max(0) as u64;
     let mut processed = r.processed();
     loop {
         let entry = r.next_entry()?;
@@ -883,9 +886,9 @@ fn rdb_load_rio<R: io::Read>(
         }
         // Serve the other clients every loading-process-events-interval-bytes.
         let now_processed = r.processed();
-        if srv.loading.loading {
-            rdb_load_progress(srv, processed, now_processed);
+        if srv.loading.loading && rdb_load_progress(srv, interval, processed, now_processed) {
             key_load_delay = cfg_i64(srv, "key-load-delay");
+            interval = cfg_i64(srv, "loading-process-events-interval-bytes").max(0) as u64;
         }
         processed = now_processed;
     }
