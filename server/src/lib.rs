@@ -180,6 +180,15 @@ pub fn run(args: &[String]) -> i32 {
     if srv.config.port != 0 {
         if let Err(msg) = listen_to_port(&mut srv) {
             server_log(LogLevel::Warning, &msg);
+            // initServer's own line after listenToPort's warning (Redis's
+            // test suite matches it to retry on another port).
+            let failed = format!(
+                "Failed listening on port {} (TCP), aborting.",
+                srv.config.port
+            );
+            if msg != failed {
+                server_log(LogLevel::Warning, &failed);
+            }
             return 1;
         }
     }
@@ -271,7 +280,8 @@ pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
             }
             Err(e) => {
                 return Err(format!(
-                    "Warning: Could not create server TCP listening socket {addr}:{port}: {e}"
+                    "Warning: Could not create server TCP listening socket {addr}:{port}: bind: {}",
+                    config::strerror(&e)
                 ));
             }
         }
