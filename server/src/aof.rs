@@ -1389,6 +1389,18 @@ fn read_command<R: BufRead>(r: &mut R, pos: &mut u64) -> Result<Vec<Bytes>, Read
     Ok(argv)
 }
 
+/// The AOF loader serves clients once every this many commands (Redis's
+/// `loops++ % 1024` in loadSingleAppendOnlyFile).
+const AOF_LOAD_EVENTS_EVERY: u64 = 1024;
+
+/// key-load-delay, read without formatting it.
+fn cfg_key_load_delay(srv: &Server) -> i64 {
+    match srv.config.value("key-load-delay") {
+        Some(crate::config::Value::Num(n)) => *n,
+        _ => 0,
+    }
+}
+
 /// loadSingleAppendOnlyFile: replay one file of the AOF directory.
 pub fn load_single_append_only_file(srv: &mut Server, filename: &str) -> AofLoad {
     let path = make_path(&srv.aof.cfg.dirname, filename);
@@ -1466,7 +1478,20 @@ pub fn load_single_append_only_file(srv: &mut Server, filename: &str) -> AofLoad
     let mut valid_up_to: u64 = 0;
     let mut valid_before_multi: u64 = 0;
     let truncated_ok = srv.aof.cfg.load_truncated;
+    // Progress is counted from the end of the RDB part (loadingAbsProgress
+    // there, loadingIncrProgress from here on).
+    let mut last_progress_report_size = pos;
+    let mut loops: u64 = 0;
+    let mut key_load_delay = cfg_key_load_delay(srv);
     let end = loop {
+        // Serve the clients from time to time (they get -LOADING).
+        if loops.is_multiple_of(AOF_LOAD_EVENTS_EVERY) {
+            crate::rdb::loading_incr_progress(srv, pos - last_progress_report_size);
+            last_progress_report_size = pos;
+            crate::networking::process_events_while_blocked(srv);
+            key_load_delay = cfg_key_load_delay(srv);
+        }
+        loops += 1;
         let argv = match read_command(&mut r, &mut pos) {
             Ok(argv) => argv,
             Err(end) => break end,
@@ -1507,7 +1532,11 @@ pub fn load_single_append_only_file(srv: &mut Server, filename: &str) -> AofLoad
         if truncated_ok {
             valid_up_to = pos;
         }
+        if key_load_delay != 0 {
+            crate::debug::debug_delay(key_load_delay);
+        }
     };
+    crate::rdb::loading_incr_progress(srv, pos - last_progress_report_size);
     match end {
         ReadEnd::Eof if fake.has_flag(crate::networking::CLIENT_MULTI) => {
             server_log(
@@ -1601,6 +1630,7 @@ pub fn load_append_only_files(srv: &mut Server) -> AofLoad {
     if total_size == 0 {
         return AofLoad::Empty;
     }
+    crate::rdb::start_loading(srv, total_size, false);
     srv.aof.loading = true;
     let mut ret = AofLoad::Ok;
     let mut base_size = 0;
@@ -1640,6 +1670,7 @@ pub fn load_append_only_files(srv: &mut Server) -> AofLoad {
         }
     }
     srv.aof.loading = false;
+    crate::rdb::stop_loading(srv);
     if !matches!(ret, AofLoad::OpenErr | AofLoad::Failed) {
         srv.aof.current_size = total_size;
         srv.aof.rewrite_base_size = base_size;
@@ -1834,6 +1865,10 @@ fn rewrite_append_only_file_rio<W: Write>(
         write_command(&mut w, &[b"FUNCTION", b"LOAD", &lib.code])?;
     }
     let mut keys = 0u64;
+    let key_save_delay = match srv.config.value("rdb-key-save-delay") {
+        Some(crate::config::Value::Num(n)) => *n,
+        _ => 0,
+    };
     for (dbid, db) in srv.dbs.iter().enumerate() {
         if db.dict.is_empty() {
             continue;
@@ -1880,6 +1915,10 @@ fn rewrite_append_only_file_rio<W: Write>(
             }
             keys += 1;
             progress(keys);
+            // rdb-key-save-delay slows the rewrite down too (tests).
+            if key_save_delay != 0 {
+                crate::debug::debug_delay(key_save_delay);
+            }
         }
     }
     Ok(w)

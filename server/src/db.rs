@@ -37,9 +37,10 @@ pub fn expire_if_needed(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 /// expireIfNeeded with its `force_delete_expired` argument (only a replica
 /// looks at it).
 pub fn expire_if_needed_ext(srv: &mut Server, dbid: usize, key: &[u8], force_delete: bool) -> bool {
-    // Nothing expires while the AOF replays: later commands in the file
-    // saw these keys (keyIsExpired with server.loading).
-    if srv.aof.loading {
+    // Nothing expires while a dataset loads (keyIsExpired with
+    // server.loading): later commands in an AOF saw these keys, and the
+    // expire cycles wait for the load to end.
+    if srv.loading.loading {
         return false;
     }
     let now = srv.cmd_time_snapshot;

@@ -76,6 +76,13 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
         (b"help", 2) => debug_help(c),
         (b"populate", 3..=5) => debug_populate(srv, c),
         (b"sleep", 3) => debug_sleep(c),
+        // A marker in the log (the suite's tests use it; DEBUG runs while
+        // loading too, so it is also a way to talk to a loading server).
+        (b"log", 3) => {
+            let msg = String::from_utf8_lossy(c.arg(2)).into_owned();
+            crate::log::server_log(crate::log::LogLevel::Warning, &format!("DEBUG LOG: {msg}"));
+            c.add_reply_ok();
+        }
         // serverPanic on purpose: the bug report in the log, then abort
         // (shutdown.rs install_panic_hook). DEBUG is protected: `local` by
         // default in redis-lite.
@@ -624,6 +631,24 @@ const DEBUG_HELP: &[&str] = &[
     "CLUSTERLINK KILL <to|from|all> <node-id>",
     "    Kills the link based on the direction to/from (both) with the provided node.",
 ];
+
+/// debugDelay: sleep `usec` microseconds (key-load-delay,
+/// rdb-key-save-delay). Even the shortest sleep is a system call and a
+/// context switch, so a negative value -N means "sleep 1 us once in N
+/// calls", on average: a finer slow-down than 1 us per key.
+// redis: debug.c debugDelay
+pub fn debug_delay(usec: i64) {
+    use rand::RngExt;
+    let usec = if usec < 0 {
+        // One chance in N (N = -usec) of a 1 us sleep.
+        u64::from(rand::rng().random_range(0..usec.unsigned_abs()) == 0)
+    } else {
+        usec as u64
+    };
+    if usec > 0 {
+        std::thread::sleep(std::time::Duration::from_micros(usec));
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -129,7 +129,7 @@ fn expire_generic_command(srv: &mut Server, c: &mut Client, basetime: i64, unit:
     // (not while the AOF replays: the deletion follows in the file).
     // Propagated as DEL/UNLINK, or as PEXPIREAT with the absolute time in
     // ms (the NX/XX/GT/LT options kept), so a replay later means the same.
-    let event = if when <= srv.cmd_time_snapshot && !srv.aof.loading {
+    let event = if when <= srv.cmd_time_snapshot && !srv.loading.loading {
         let lazy = srv.config.lazyfree_lazy_expire;
         db::db_generic_delete(srv, dbid, &key, lazy, db::FreeCause::Expire);
         crate::propagate::rewrite_client_command_vector(

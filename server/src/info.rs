@@ -301,16 +301,15 @@ fn memory_section(srv: &Server) -> String {
 }
 
 fn persistence_section(srv: &Server) -> String {
-    // RDB fields from rdb.rs, then the AOF's from aof.rs.
-    // The dataset is loaded before the first client is served, so
-    // `loading` is always 0 when anyone can ask.
+    // RDB fields from rdb.rs, then the AOF's from aof.rs, then (while a
+    // dataset loads, rdb.rs start_loading) the loading progress.
     let st = &srv.rdb;
     let now = crate::server::mstime() / 1000;
     let child = st.has_active_child();
     let mut s = String::from("# Persistence\r\n");
     fields!(s,
-        "loading" => 0,
-        "async_loading" => 0,
+        "loading" => i32::from(srv.loading.loading && !srv.loading.async_loading),
+        "async_loading" => i32::from(srv.loading.async_loading),
     );
     // The running fork child's report (childinfo.rs), any kind of child.
     for (name, value) in crate::childinfo::info_fields(srv) {
@@ -332,7 +331,40 @@ fn persistence_section(srv: &Server) -> String {
     for (name, value) in crate::aof::info_persistence_fields(srv) {
         s.push_str(&format!("{name}:{value}\r\n"));
     }
+    if srv.loading.loading {
+        loading_fields(&mut s, &srv.loading);
+    }
     s
+}
+
+/// The loading_* block of INFO persistence: how far the load got, and a
+/// guess of the seconds left (elapsed time scaled by the bytes left; a
+/// fake 1 in the first second).
+fn loading_fields(s: &mut String, l: &crate::rdb::LoadingState) {
+    let mut perc = 0.0;
+    let mut remaining: i64 = 1;
+    if l.total_bytes != 0 {
+        perc = l.loaded_bytes as f64 / l.total_bytes as f64 * 100.0;
+        remaining = l.total_bytes as i64 - l.loaded_bytes as i64;
+    } else if l.rdb_used_mem != 0 {
+        // used-mem is a poor estimate of the size: never past 100%.
+        perc = (l.loaded_bytes as f64 / l.rdb_used_mem as f64 * 100.0).min(99.99);
+        remaining = (l.rdb_used_mem as i64 - l.loaded_bytes as i64).max(1);
+    }
+    let elapsed = crate::server::mstime() / 1000 - l.start_time;
+    let eta = if elapsed == 0 {
+        1
+    } else {
+        elapsed * remaining / (l.loaded_bytes as i64 + 1)
+    };
+    fields!(s,
+        "loading_start_time" => l.start_time,
+        "loading_total_bytes" => l.total_bytes,
+        "loading_rdb_used_mem" => l.rdb_used_mem,
+        "loading_loaded_bytes" => l.loaded_bytes,
+        "loading_loaded_perc" => format!("{perc:.2}"),
+        "loading_eta_seconds" => eta,
+    );
 }
 
 fn stats_section(srv: &Server) -> String {

@@ -181,6 +181,15 @@ pub fn run(args: &[String]) -> i32 {
     if srv.config.port != 0 {
         if let Err(msg) = listen_to_port(&mut srv) {
             server_log(LogLevel::Warning, &msg);
+            // initServer's own line after listenToPort's warning (Redis's
+            // test suite matches it to retry on another port).
+            let failed = format!(
+                "Failed listening on port {} (TCP), aborting.",
+                srv.config.port
+            );
+            if msg != failed {
+                server_log(LogLevel::Warning, &failed);
+            }
             return 1;
         }
     }
@@ -213,10 +222,10 @@ pub fn run(args: &[String]) -> i32 {
     // `replicaof` in the config: a replica from the start (the load keeps
     // keys that expired on disk); cron connects to the master.
     replication::replica::replication_init_from_config(&mut srv);
-    shutdown::set_loading(true);
-    // The AOF when appendonly yes, else the RDB file (aof.rs).
+    // The AOF when appendonly yes, else the RDB file (aof.rs). The
+    // listeners are open already: clients that connect meanwhile are
+    // served between chunks and get -LOADING (rdb.rs start_loading).
     aof::load_data_from_disk(&mut srv);
-    shutdown::set_loading(false);
     if !srv.listeners.is_empty() {
         server_log(LogLevel::Notice, "Ready to accept connections");
     }
@@ -278,7 +287,8 @@ pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
             }
             Err(e) => {
                 return Err(format!(
-                    "Warning: Could not create server TCP listening socket {addr}:{port}: {e}"
+                    "Warning: Could not create server TCP listening socket {addr}:{port}: bind: {}",
+                    config::strerror(&e)
                 ));
             }
         }

@@ -2304,6 +2304,9 @@ pub fn free_client(srv: &mut Server, token: Token) {
 /// commands get BUSY (see server::process_command), but SCRIPT KILL,
 /// FUNCTION KILL and SHUTDOWN NOSAVE get through.
 ///
+/// The loaders call it too (rdb.rs rdb_load_progress, the AOF loader):
+/// while a dataset loads, commands without the `loading` flag get LOADING.
+///
 /// No cron and no blocked-client, expiry or pause work runs here (Redis
 /// replaces serverCron by a small whileBlockedCron): the script must not
 /// see keys expire or data change under it. The running client is out of
@@ -2319,6 +2322,7 @@ pub fn process_events_while_blocked(srv: &mut Server) {
             break;
         }
     }
+    crate::server::while_blocked_cron(srv);
 }
 
 /// beforeSleep's early return while processing events from inside a busy

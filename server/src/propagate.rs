@@ -81,7 +81,7 @@ pub struct PropagateState {
 /// propagated while the dataset is being loaded (the AOF replays itself
 /// through `call()`).
 fn should_propagate(srv: &Server, target: u8) -> bool {
-    if target == PROPAGATE_NONE || srv.aof.loading {
+    if target == PROPAGATE_NONE || srv.loading.loading {
         return false;
     }
     (target & PROPAGATE_AOF != 0 && srv.aof.state != crate::aof::AofStatus::Off)

@@ -120,6 +120,15 @@ fn cfg_yes(srv: &Server, name: &str) -> bool {
     srv.config.get_string(name).as_deref() == Some("yes")
 }
 
+/// A numeric config read without formatting it (the loader asks per
+/// entry).
+fn cfg_i64(srv: &Server, name: &str) -> i64 {
+    match srv.config.value(name) {
+        Some(crate::config::Value::Num(n)) => *n,
+        _ => 0,
+    }
+}
+
 fn cfg_num(srv: &Server, name: &str) -> i64 {
     srv.config
         .get_string(name)
@@ -210,8 +219,8 @@ pub fn rdb_save_rio<W: Write>(
             keys += 1;
             progress(keys);
             // rdb-key-save-delay: slow saves down on purpose (tests).
-            if delay > 0 {
-                std::thread::sleep(std::time::Duration::from_micros(delay as u64));
+            if delay != 0 {
+                crate::debug::debug_delay(delay);
             }
         }
     }
@@ -537,6 +546,106 @@ pub const MISCONF_ERR: &str = "MISCONF Redis is configured to save RDB snapshots
 
 // ----------------------------------------------------------------- loading
 
+/// shared.loadingerr: the reply to a command without the `loading` flag
+/// while a dataset loads.
+pub const LOADING_ERR: &str = "LOADING Redis is loading the dataset in memory";
+
+/// server.loading and the loading_* fields: a dataset is being read into
+/// memory (start-up RDB or AOF, DEBUG RELOAD, DEBUG LOADAOF, a replica's
+/// full sync). Loading is a long blocking operation like a busy script:
+/// every `loading-process-events-interval-bytes` the loader serves the
+/// other clients for a moment (`rdb_load_progress`, Redis's
+/// rdbLoadProgressCallback, and the AOF loader every 1024 commands), and
+/// processCommand answers `-LOADING` to every command without the
+/// `loading` flag. INFO persistence shows the progress.
+#[derive(Debug, Default)]
+pub struct LoadingState {
+    /// server.loading: between start_loading and stop_loading.
+    pub loading: bool,
+    /// server.async_loading: a replica's swapdb load that serves reads of
+    /// the old data meanwhile (never set: see the README).
+    pub async_loading: bool,
+    /// loading_start_time, unix seconds.
+    pub start_time: i64,
+    /// loading_total_bytes: the file's size (all AOF files together).
+    pub total_bytes: u64,
+    /// loading_rdb_used_mem: the `used-mem` AUX field of the RDB, the
+    /// estimate INFO uses when the size is unknown.
+    pub rdb_used_mem: u64,
+    /// loading_loaded_bytes: how far the loader got.
+    pub loaded_bytes: u64,
+    /// server.blocked_last_cron: the last whileBlockedCron run, ms.
+    pub blocked_last_cron: i64,
+}
+
+/// startLoading: mark the server as loading and reset the progress
+/// fields (and the rdb_last_load_keys_* counters).
+// redis: rdb.c startLoading
+pub fn start_loading(srv: &mut Server, size: u64, async_loading: bool) {
+    let l = &mut srv.loading;
+    l.loading = true;
+    l.async_loading = async_loading;
+    l.start_time = mstime() / 1000;
+    l.loaded_bytes = 0;
+    l.total_bytes = size;
+    l.rdb_used_mem = 0;
+    // blockingOperationStarts: whileBlockedCron counts from here.
+    l.blocked_last_cron = mstime();
+    srv.rdb.last_load_keys_expired = 0;
+    srv.rdb.last_load_keys_loaded = 0;
+    crate::shutdown::set_loading(true);
+}
+
+/// stopLoading: loading is over (whether it worked or not).
+// redis: rdb.c stopLoading
+pub fn stop_loading(srv: &mut Server) {
+    srv.loading.loading = false;
+    srv.loading.async_loading = false;
+    crate::shutdown::set_loading(false);
+}
+
+/// loadingAbsProgress: the loader is at byte `pos`. The memory peak is
+/// kept up too (no cron runs during the load to do it).
+pub fn loading_abs_progress(srv: &mut Server, pos: u64) {
+    srv.loading.loaded_bytes = pos;
+    update_peak_memory(srv);
+}
+
+/// loadingIncrProgress: the loader read `size` more bytes.
+pub fn loading_incr_progress(srv: &mut Server, size: u64) {
+    srv.loading.loaded_bytes += size;
+    update_peak_memory(srv);
+}
+
+/// stat_peak_memory = max(stat_peak_memory, used memory).
+fn update_peak_memory(srv: &mut Server) {
+    let mem = crate::memory::used_memory();
+    if mem > srv.stat_peak_memory {
+        srv.stat_peak_memory = mem;
+    }
+}
+
+/// rdbLoadProgressCallback: the loader went from byte `before` to byte
+/// `after` of its stream. Each time that crosses a multiple of
+/// `loading-process-events-interval-bytes`, record the progress and serve
+/// the other clients (they get -LOADING for most commands). Redis calls it
+/// on every read, so a huge value is interrupted too; here it runs
+/// between entries (one key, one AUX field), which is where the keyspace
+/// is consistent anyway.
+// redis: rdb.c rdbLoadProgressCallback
+/// Returns true when it served clients (who may have changed the configs
+/// the loader caches).
+pub fn rdb_load_progress(srv: &mut Server, interval: u64, before: u64, after: u64) -> bool {
+    if interval == 0 || after / interval <= before / interval {
+        return false;
+    }
+    // A replica keeps its master from timing it out (replicationSendNewlineToMaster).
+    crate::replication::replica::replication_send_newline_to_master(srv);
+    loading_abs_progress(srv, after);
+    crate::networking::process_events_while_blocked(srv);
+    true
+}
+
 /// How a load treats keys already in memory (RDBFLAGS_ALLOW_DUP).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum LoadMode {
@@ -558,13 +667,13 @@ pub enum LoadError {
 pub fn rdb_load(srv: &mut Server, filename: &str, mode: LoadMode) -> Result<(), LoadError> {
     let file = File::open(filename).map_err(LoadError::Open)?;
     let size = file.metadata().map(|m| m.len()).ok();
-    srv.rdb.last_load_keys_expired = 0;
-    srv.rdb.last_load_keys_loaded = 0;
+    start_loading(srv, size.unwrap_or(0), false);
     let checksum = cfg_yes(srv, "rdbchecksum");
     let mut r = RdbReader::new(file, size, checksum, load_limits(srv));
     r.deep = deep_sanitize(srv, false);
     let res = rdb_load_rio(srv, &mut r, mode, false);
     srv.stats.dump_payload_sanitizations += r.sanitizations;
+    stop_loading(srv);
     res.map_err(|e| {
         let msg = match &e {
             RdbError::Io(_) => {
@@ -589,15 +698,19 @@ pub fn rdb_load(srv: &mut Server, filename: &str, mode: LoadMode) -> Result<(), 
 pub fn rdb_load_aof_preamble(srv: &mut Server, path: &str) -> Result<u64, String> {
     let file = File::open(path).map_err(|e| crate::config::strerror(&e))?;
     let size = file.metadata().map(|m| m.len()).ok();
-    srv.rdb.last_load_keys_expired = 0;
-    srv.rdb.last_load_keys_loaded = 0;
+    // Inside the AOF's start_loading (aof.rs): only the key counters
+    // start over (rdbLoadRio does not reset them; startLoading did, once
+    // for all the files).
     let checksum = cfg_yes(srv, "rdbchecksum");
     let mut r = RdbReader::new(file, size, checksum, load_limits(srv));
     r.deep = deep_sanitize(srv, false);
     let res = rdb_load_rio(srv, &mut r, LoadMode::Fresh, true);
     srv.stats.dump_payload_sanitizations += r.sanitizations;
     match res {
-        Ok(()) => Ok(r.processed()),
+        Ok(()) => {
+            loading_abs_progress(srv, r.processed());
+            Ok(r.processed())
+        }
         Err(e) => Err(format!(
             "Internal error in RDB reading offset {}, function at rdb.c:0 -> {e}",
             r.processed()
@@ -620,8 +733,15 @@ fn rdb_load_rio<R: io::Read>(
     let lru_clock = i64::from(lru_clock(srv));
     let mut dbid = 0usize;
     let mut empty_keys_skipped = 0u64;
+    // key-load-delay (debugDelay per key, for tests that need a slow
+    // load); re-read after serving clients, who may CONFIG SET it.
+    let mut key_load_delay = cfg_i64(srv, "key-load-delay");
+    let mut interval = cfg_i64(srv, "loading-process-events-interval-bytes").max(0) as u64;
+    let mut processed = r.processed();
     loop {
-        match r.next_entry()? {
+        let entry = r.next_entry()?;
+        let is_key = matches!(entry, Entry::Key { .. } | Entry::EmptyKey { .. });
+        match entry {
             Entry::Aux { key, value } => {
                 if key.eq_ignore_ascii_case(b"repl-stream-db") {
                     srv.rdb.last_repl_stream_db = storage::util::string2ll(&value).unwrap_or(-1);
@@ -704,37 +824,39 @@ fn rdb_load_rio<R: io::Read>(
                             &argv,
                         );
                     }
-                    continue;
-                }
-                let mut o = RObj::new(value, crate::evict::object_lru_init(srv));
-                crate::object::object_set_lru_or_lfu(
-                    srv,
-                    &mut o,
-                    meta.freq.map_or(-1, i64::from),
-                    meta.idle_secs.map_or(-1, |v| v.min(i64::MAX as u64) as i64),
-                    lru_clock,
-                    1000,
-                );
-                let db = &mut srv.dbs[dbid];
-                srv.rdb.last_load_keys_loaded += 1;
-                if db.dict.contains_key(&key) {
-                    if mode != LoadMode::AllowDup {
-                        server_log(
-                            LogLevel::Warning,
-                            &format!(
-                                "RDB has duplicated key '{}' in DB {dbid}",
-                                String::from_utf8_lossy(&key)
-                            ),
-                        );
-                        return Err(RdbError::Corrupt("Duplicated key found in RDB file".into()));
-                    }
-                    db.delete(&key);
-                }
-                if let Some(when) = meta.expire_ms {
-                    db.add(key.clone().into_boxed_slice(), o);
-                    db.set_expire(&key, when);
                 } else {
-                    db.add(key.into_boxed_slice(), o);
+                    let mut o = RObj::new(value, crate::evict::object_lru_init(srv));
+                    crate::object::object_set_lru_or_lfu(
+                        srv,
+                        &mut o,
+                        meta.freq.map_or(-1, i64::from),
+                        meta.idle_secs.map_or(-1, |v| v.min(i64::MAX as u64) as i64),
+                        lru_clock,
+                        1000,
+                    );
+                    let db = &mut srv.dbs[dbid];
+                    srv.rdb.last_load_keys_loaded += 1;
+                    if db.dict.contains_key(&key) {
+                        if mode != LoadMode::AllowDup {
+                            server_log(
+                                LogLevel::Warning,
+                                &format!(
+                                    "RDB has duplicated key '{}' in DB {dbid}",
+                                    String::from_utf8_lossy(&key)
+                                ),
+                            );
+                            return Err(RdbError::Corrupt(
+                                "Duplicated key found in RDB file".into(),
+                            ));
+                        }
+                        db.delete(&key);
+                    }
+                    if let Some(when) = meta.expire_ms {
+                        db.add(key.clone().into_boxed_slice(), o);
+                        db.set_expire(&key, when);
+                    } else {
+                        db.add(key.into_boxed_slice(), o);
+                    }
                 }
             }
             Entry::Eof { stored, computed } => {
@@ -759,6 +881,16 @@ fn rdb_load_rio<R: io::Read>(
                 break;
             }
         }
+        if is_key && key_load_delay != 0 {
+            crate::debug::debug_delay(key_load_delay);
+        }
+        // Serve the other clients every loading-process-events-interval-bytes.
+        let now_processed = r.processed();
+        if srv.loading.loading && rdb_load_progress(srv, interval, processed, now_processed) {
+            key_load_delay = cfg_i64(srv, "key-load-delay");
+            interval = cfg_i64(srv, "loading-process-events-interval-bytes").max(0) as u64;
+        }
+        processed = now_processed;
     }
     let (loaded, expired) = (
         srv.rdb.last_load_keys_loaded,
@@ -779,7 +911,7 @@ fn rdb_load_rio<R: io::Read>(
 }
 
 /// The AUX fields Redis logs while loading.
-fn log_aux_field(_srv: &Server, key: &[u8], value: &[u8]) {
+fn log_aux_field(srv: &mut Server, key: &[u8], value: &[u8]) {
     let v = String::from_utf8_lossy(value);
     let num = || v.trim().parse::<i64>().unwrap_or(0);
     if key.first() == Some(&b'%') {
@@ -798,13 +930,16 @@ fn log_aux_field(_srv: &Server, key: &[u8], value: &[u8]) {
             let age = (mstime() / 1000 - num()).max(0);
             server_log(LogLevel::Notice, &format!("RDB age {age} seconds"));
         }
-        b"used-mem" => server_log(
-            LogLevel::Notice,
-            &format!(
-                "RDB memory usage when created {:.2} Mb",
-                num() as f64 / (1024.0 * 1024.0)
-            ),
-        ),
+        b"used-mem" => {
+            server_log(
+                LogLevel::Notice,
+                &format!(
+                    "RDB memory usage when created {:.2} Mb",
+                    num() as f64 / (1024.0 * 1024.0)
+                ),
+            );
+            srv.loading.rdb_used_mem = num().max(0) as u64;
+        }
         b"aof-preamble" if num() != 0 => server_log(LogLevel::Notice, "RDB has an AOF tail"),
         b"aof-base" if num() != 0 => server_log(LogLevel::Notice, "RDB is base AOF"),
         b"redis-bits" | b"repl-stream-db" | b"repl-id" | b"repl-offset" | b"lua"

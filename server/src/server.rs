@@ -20,8 +20,9 @@ use storage::db::Db;
 use storage::expire::{CycleType, ExpireCycleState};
 
 use crate::commands::{
-    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_MAY_REPLICATE, CMD_NO_AUTH, CMD_NO_MULTI,
-    CMD_PROTECTED, CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG, CMD_STALE, CMD_WRITE,
+    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_LOADING, CMD_MAY_REPLICATE, CMD_NO_AUTH,
+    CMD_NO_MULTI, CMD_PROTECTED, CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG, CMD_STALE,
+    CMD_WRITE,
 };
 use crate::config::{Config, ProtectedAction};
 use crate::latency::LatencyMonitor;
@@ -319,6 +320,8 @@ pub struct Server {
     pub pre_command_oom_state: bool,
     /// SAVE / BGSAVE state and statistics (rdb.rs).
     pub rdb: crate::rdb::RdbState,
+    /// server.loading and the loading_* progress fields (rdb.rs).
+    pub loading: crate::rdb::LoadingState,
     /// ACL users and the ACL LOG (acl.rs).
     pub acl: crate::acl::Acl,
     /// MIGRATE's cached connections to targets (migrate.rs).
@@ -464,6 +467,7 @@ impl Server {
             client_mem: Default::default(),
             pre_command_oom_state: false,
             rdb: Default::default(),
+            loading: Default::default(),
             propagate: Default::default(),
             repl: Default::default(),
             aof,
@@ -761,6 +765,18 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         return;
     }
 
+    // Loading a dataset (rdb.rs start_loading): the loader serves clients
+    // now and then, and only commands flagged `loading` (INFO, CONFIG,
+    // SHUTDOWN...) may run meanwhile. EXEC is judged by its commands.
+    let mut loading_flags = get_command_flags(srv, c, id);
+    if srv.commands.get(id).fullname == "exec" && c.mstate.cmd_inv_flags & CMD_LOADING != 0 {
+        loading_flags &= !CMD_LOADING;
+    }
+    if srv.loading.loading && !srv.loading.async_loading && loading_flags & CMD_LOADING == 0 {
+        reject_command(srv, c, Some(id), crate::rdb::LOADING_ERR.as_bytes());
+        return;
+    }
+
     // A MONITOR client is flagged as a replica in Redis, and replicas may
     // not touch the keyspace (so they cannot dodge CLIENT PAUSE).
     let flags = srv.commands.get(id).spec.flags;
@@ -813,6 +829,19 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     // end, or a popper would run, and be answered BUSY, in its middle.
     if !srv.ready_keys.is_empty() && !crate::script::script_is_timedout(srv) {
         crate::blocked::handle_clients_blocked_on_keys(srv);
+    }
+}
+
+/// whileBlockedCron: the part of serverCron that must run even while the
+/// server is blocked in a load or a script (networking.rs
+/// process_events_while_blocked). Here that is one job: a SIGTERM/SIGINT
+/// received while loading shuts the server down at once, without saving
+/// (the half-loaded dataset must not overwrite the file). A busy script
+/// leaves the signal to the cron that runs after it.
+// redis: server.c whileBlockedCron
+pub fn while_blocked_cron(srv: &mut Server) {
+    if srv.loading.loading && crate::shutdown::shutdown_asap() {
+        crate::shutdown::shutdown_while_loading(srv);
     }
 }
 

@@ -66,13 +66,13 @@ static LAST_SIG_RECEIVED: AtomicI32 = AtomicI32::new(0);
 static SHUTDOWN_MSTIME: AtomicI64 = AtomicI64::new(0);
 /// server.shutdown_flags: the flags of the shutdown initiated.
 static SHUTDOWN_FLAGS: AtomicI32 = AtomicI32::new(0);
-/// server.loading: the dataset is being read at start-up (the handler's
+/// server.loading: a dataset is being loaded (rdb.rs start_loading; the handler's
 /// message differs, and the shutdown then never saves).
 static LOADING: AtomicBool = AtomicBool::new(false);
 /// The pid file to remove, when one was written (createPidFile).
 static PIDFILE: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 
-/// Mark the start-up load (rdb::load_data_from_disk) as running or done.
+/// Mark a load (rdb.rs start_loading / stop_loading) as running or done.
 pub fn set_loading(on: bool) {
     LOADING.store(on, Ordering::SeqCst);
 }
@@ -196,6 +196,20 @@ pub fn shutdown_cron(srv: &mut Server) {
     if prepare_for_shutdown(srv, flags).is_ok() {
         std::process::exit(0);
     }
+}
+
+/// whileBlockedCron's shutdown: a signal arrived while loading. Exit
+/// without saving; if even that fails, log and forget the signal.
+pub fn shutdown_while_loading(srv: &mut Server) {
+    if prepare_for_shutdown(srv, SHUTDOWN_NOSAVE).is_ok() {
+        std::process::exit(0);
+    }
+    server_log(
+        LogLevel::Warning,
+        "SIGTERM received but errors trying to shut down the server, check the logs for more information",
+    );
+    SHUTDOWN_ASAP.store(false, Ordering::SeqCst);
+    LAST_SIG_RECEIVED.store(0, Ordering::SeqCst);
 }
 
 /// A crash removes the pid file of an unsupervised daemon only (bugReportEnd).

@@ -432,7 +432,7 @@ pub fn getex_command(srv: &mut Server, c: &mut Client) {
     use crate::propagate::rewrite_client_command_vector as rewrite;
     let event = match when {
         // An absolute time already past deletes the key (checkAlreadyExpired).
-        Some(ms) if flags & (OBJ_EXAT | OBJ_PXAT) != 0 && ms <= now && !srv.aof.loading => {
+        Some(ms) if flags & (OBJ_EXAT | OBJ_PXAT) != 0 && ms <= now && !srv.loading.loading => {
             let lazy = srv.config.lazyfree_lazy_expire;
             let deleted = db::db_generic_delete(srv, dbid, &key, lazy, db::FreeCause::Expire);
             rewrite(c, vec![crate::propagate::del_or_unlink(lazy), key.clone()]);

@@ -136,6 +136,12 @@ impl Process {
     /// wait until it answers PING. Retries with a new port if it dies early
     /// (the chosen port was taken in the meantime).
     fn spawn(name: &'static str, program: &Path, args: &[&str]) -> Process {
+        Self::spawn_ready(name, program, args, false)
+    }
+
+    /// `spawn`, where `loading` also takes a `-LOADING` answer to PING as
+    /// "up" (a server still reading its dataset at start-up).
+    fn spawn_ready(name: &'static str, program: &Path, args: &[&str], loading: bool) -> Process {
         let mut last_err = String::new();
         for _attempt in 0..3 {
             let port = free_port();
@@ -168,7 +174,7 @@ impl Process {
                 log,
                 child,
             };
-            match p.wait_ready() {
+            match p.wait_ready(loading) {
                 Ok(()) => return p,
                 Err(e) => {
                     last_err = format!(
@@ -183,7 +189,7 @@ impl Process {
         panic!("{name} did not start: {last_err}");
     }
 
-    fn wait_ready(&mut self) -> Result<(), String> {
+    fn wait_ready(&mut self, loading: bool) -> Result<(), String> {
         let deadline = Instant::now() + STARTUP_TIMEOUT;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
@@ -192,10 +198,14 @@ impl Process {
             if let Ok(mut c) = Conn::connect_timeout(self.port, Duration::from_millis(200)) {
                 c.set_timeout(Duration::from_secs(2));
                 if let Ok(r) = c.cmd(&["PING"]) {
-                    if r == b"+PONG\r\n" {
+                    if r == b"+PONG\r\n" || (loading && r.starts_with(b"-LOADING ")) {
                         return Ok(());
                     }
-                    return Err(format!("PING answered {}", escape(&r)));
+                    // Still loading its dataset (served between chunks):
+                    // not up yet, ask again.
+                    if !r.starts_with(b"-LOADING ") {
+                        return Err(format!("PING answered {}", escape(&r)));
+                    }
                 }
             }
             if Instant::now() > deadline {
@@ -270,6 +280,10 @@ impl Server {
     /// runs the tests against another binary instead: with redis-server on
     /// both sides it checks that case files are deterministic.
     pub fn start_with(extra: &[&str]) -> Process {
+        Self::start_ready(extra, false)
+    }
+
+    fn start_ready(extra: &[&str], loading: bool) -> Process {
         let bin = match std::env::var_os("REDIS_LITE_BIN") {
             Some(b) if !b.is_empty() => PathBuf::from(b),
             _ => PathBuf::from(env!("CARGO_BIN_EXE_redis-lite")),
@@ -279,7 +293,13 @@ impl Server {
             args.extend_from_slice(&["--enable-debug-command", "yes", "--bind", "127.0.0.1"]);
         }
         args.extend_from_slice(extra);
-        Process::spawn("redis-lite", &bin, &args)
+        Process::spawn_ready("redis-lite", &bin, &args, loading)
+    }
+
+    /// Like `start_with`, for a server that may still be loading its
+    /// dataset when it first answers (PING gets -LOADING).
+    pub fn start_loading_with(extra: &[&str]) -> Process {
+        Self::start_ready(extra, true)
     }
 }
 
@@ -307,6 +327,10 @@ impl RealRedis {
 
     /// Like `start`, with extra `--name value` arguments.
     pub fn start_with(extra: &[&str]) -> Option<Process> {
+        Self::start_ready(extra, false)
+    }
+
+    fn start_ready(extra: &[&str], loading: bool) -> Option<Process> {
         let bin = require_tool("redis-server")?;
         let mut args = vec![
             "--save",
@@ -321,7 +345,13 @@ impl RealRedis {
             "127.0.0.1",
         ];
         args.extend_from_slice(extra);
-        Some(Process::spawn("redis-server", &bin, &args))
+        Some(Process::spawn_ready("redis-server", &bin, &args, loading))
+    }
+
+    /// Like `start_with`, for a server that may still be loading its
+    /// dataset when it first answers (PING gets -LOADING).
+    pub fn start_loading_with(extra: &[&str]) -> Option<Process> {
+        Self::start_ready(extra, true)
     }
 }
 

@@ -80,6 +80,13 @@ pub struct ReplicaSide {
     /// The socket to the master while connecting, in the handshake and
     /// during the RDB transfer (repl_transfer_s).
     pub link: Option<MasterLink>,
+    /// The link while the transferred RDB loads (replica_load_rdb): the
+    /// loader writes a newline to it now and then
+    /// (replication_send_newline_to_master). No events are handled for it
+    /// meanwhile; the master client re-registers the socket afterwards.
+    pub loading_link: Option<MasterLink>,
+    /// When the last of those newlines went out (unix seconds).
+    newline_sent: i64,
     /// The master client kept after the link dropped, for PSYNC.
     pub cached_master: Option<CachedMaster>,
     /// The replication id of the master client (server.master->replid):
@@ -1163,12 +1170,9 @@ fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
         LogLevel::Notice,
         "MASTER <-> REPLICA sync: Loading DB in memory",
     );
-    let loaded = if diskless {
-        let r = crate::rdb::rdb_load(srv, &t.tmpfile, crate::rdb::LoadMode::Fresh);
-        let _ = std::fs::remove_file(&t.tmpfile);
-        r
-    } else {
-        let dbfilename = srv.config.dbfilename.clone();
+    // disabled: the transfer becomes the dbfilename, then loads from there.
+    let dbfilename = srv.config.dbfilename.clone();
+    if !diskless {
         if let Err(e) = std::fs::rename(&t.tmpfile, &dbfilename) {
             server_log(
                 LogLevel::Warning,
@@ -1180,7 +1184,20 @@ fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
             let _ = std::fs::remove_file(&t.tmpfile);
             return transfer_error(srv, link);
         }
+    }
+    // The loader pings the master through the link (rdb_load_progress).
+    srv.repl.replica.loading_link = Some(link);
+    let loaded = if diskless {
+        let r = crate::rdb::rdb_load(srv, &t.tmpfile, crate::rdb::LoadMode::Fresh);
+        let _ = std::fs::remove_file(&t.tmpfile);
+        r
+    } else {
         crate::rdb::rdb_load(srv, &dbfilename, crate::rdb::LoadMode::Fresh)
+    };
+    // Nothing served during the load may drop the link (REPLICAOF and
+    // the like are refused with -LOADING).
+    let Some(link) = srv.repl.replica.loading_link.take() else {
+        return Next::Gone;
     };
     if let Err(e) = loaded {
         let why = match e {
@@ -1258,6 +1275,25 @@ fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
     }
     restart_aof_after_sync(srv);
     Next::Gone
+}
+
+/// replicationSendNewlineToMaster: while a full sync's RDB loads, one
+/// newline a second to the master, which reads it as a ping and does not
+/// time us out. Best effort: the socket takes it or not.
+// redis: replication.c replicationSendNewlineToMaster
+pub fn replication_send_newline_to_master(srv: &mut Server) {
+    if srv.repl.masterhost.is_none() || srv.repl.repl_state != ReplState::Transfer {
+        return;
+    }
+    let now = now_secs();
+    let side = &mut srv.repl.replica;
+    if now == side.newline_sent {
+        return;
+    }
+    side.newline_sent = now;
+    if let Some(link) = side.loading_link.as_mut() {
+        let _ = link.stream.write(b"\n");
+    }
 }
 
 /// restartAOFAfterSYNC: appendonly yes starts again with a rewrite of the
