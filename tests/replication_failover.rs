@@ -45,6 +45,16 @@ fn stat(p: &Process, name: &str) -> u64 {
     info_field(&mut c, "stats", name).parse().unwrap()
 }
 
+/// The master lists its replica as online (its first ACK arrived): the
+/// replica's own "link up" comes a moment earlier, and FAILOVER needs an
+/// online replica.
+fn wait_replica_online(master: &Process) {
+    let mut m = master.connect();
+    wait_until("the replica online on the master", || {
+        info(&mut m, "replication").contains("state=online")
+    });
+}
+
 fn signal(p: &Process, sig: &str) {
     let ok = std::process::Command::new("kill")
         .args([sig, &p.pid().to_string()])
@@ -98,6 +108,7 @@ fn errors_with_a_replica(real: bool) -> Option<Vec<(String, String)>> {
     let master = start(real, &[])?;
     let replica = replica_of(real, &master)?;
     wait_link_up(&replica);
+    wait_replica_online(&master);
     let mut m = master.connect();
     let mut r = replica.connect();
     let rport = replica.port.to_string();
@@ -158,6 +169,7 @@ fn pause_during_failover(real: bool) -> Option<Vec<String>> {
     let master = start(real, &[])?;
     let replica = replica_of(real, &master)?;
     wait_link_up(&replica);
+    wait_replica_online(&master);
     let mut m = master.connect();
     m.must(&["SET", "k", "before"]);
     signal(&replica, "-STOP");
@@ -222,6 +234,7 @@ fn failover_swaps_roles(real_master: bool, real_replica: bool) {
         return common::skipped("redis-server not installed");
     };
     wait_link_up(&replica);
+    wait_replica_online(&master);
     let mut m = master.connect();
     workload(&mut m, "before");
     wait_digests_equal(&master, &replica);
@@ -277,6 +290,7 @@ fn failover_force_after_timeout() {
     let master = start(false, &[]).unwrap();
     let replica = replica_of(false, &master).unwrap();
     wait_link_up(&replica);
+    wait_replica_online(&master);
     let mut m = master.connect();
     m.must(&["SET", "k", "1"]);
     wait_digests_equal(&master, &replica);
@@ -316,6 +330,7 @@ fn failover_aborts_when_the_target_rejects_psync() {
     let master = start(false, &[]).unwrap();
     let replica = replica_of(false, &master).unwrap();
     wait_link_up(&replica);
+    wait_replica_online(&master);
     let mut r = replica.connect();
     r.must(&["ACL", "SETUSER", "default", "-psync"]);
     let mut m = master.connect();
@@ -326,6 +341,7 @@ fn failover_aborts_when_the_target_rejects_psync() {
     });
     r.must(&["ACL", "SETUSER", "default", "+psync"]);
     wait_link_up(&replica);
+    wait_replica_online(&master);
     m.must(&["SET", "after", "abort"]);
     wait_digests_equal(&master, &replica);
     let log = log_text(&master);
