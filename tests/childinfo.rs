@@ -101,3 +101,56 @@ fn fork_children_report_progress_and_cow_like_redis() {
         None => common::skipped("redis-server not installed: ran on redis-lite only"),
     }
 }
+
+/// A failed BGSAVE (its child killed) stops writes with MISCONF
+/// (stop-writes-on-bgsave-error), from scripts too: a script's first write
+/// gets the same error through redis.call, a shebang script without
+/// no-writes is refused before it runs, reads go on (integration/rdb's
+/// "failed bgsave prevents writes"). Compared with redis-server.
+#[test]
+fn failed_bgsave_stops_writes_from_scripts_like_redis() {
+    let run = |p: &Process| -> Vec<String> {
+        let mut c = p.connect();
+        c.must(&["DEBUG", "POPULATE", "1000"]);
+        c.must(&["SET", "x", "x"]);
+        c.must(&["CONFIG", "SET", "rdb-key-save-delay", "10000000"]);
+        c.must(&["BGSAVE"]);
+        let children = format!("/proc/{0}/task/{0}/children", p.pid());
+        let mut child = String::new();
+        wait_for("the BGSAVE child", || {
+            child = std::fs::read_to_string(&children).unwrap_or_default();
+            !child.trim().is_empty()
+        });
+        let pid: i32 = child.split_whitespace().next().unwrap().parse().unwrap();
+        // SAFETY: killing the server's own BGSAVE child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        wait_for("the failed BGSAVE reaped", || {
+            num(&mut c, "rdb_bgsave_in_progress") == 0
+        });
+        let t = |r: Vec<u8>| String::from_utf8_lossy(&r).into_owned();
+        let out = vec![
+            field(&mut c, "rdb_last_bgsave_status"),
+            t(c.must(&["GET", "x"])),
+            t(c.must(&["SET", "x", "y"])),
+            t(c.must(&["EVAL", "return redis.call('set','x',1)", "1", "x"])),
+            t(c.must(&["EVAL", "return redis.call('get','x')", "1", "x"])),
+            t(c.must(&["EVAL", "#!lua\nreturn redis.call('set','x',1)", "1", "x"])),
+            t(c.must(&[
+                "EVAL",
+                "#!lua flags=no-writes\nreturn redis.call('get','x')",
+                "1",
+                "x",
+            ])),
+        ];
+        c.must(&["CONFIG", "SET", "rdb-key-save-delay", "0"]);
+        out
+    };
+    // MISCONF needs save points (saveparamslen > 0).
+    let ours = run(&Server::start_with(&["--save", "3600 1"]));
+    assert!(ours[2].starts_with("-MISCONF"), "{ours:?}");
+    assert!(ours[3].starts_with("-MISCONF"), "{ours:?}");
+    match RealRedis::start_with(&["--save", "3600 1"]) {
+        Some(real) => assert_eq!(ours, run(&real), "redis-lite vs redis-server"),
+        None => common::skipped("redis-server not installed: ran on redis-lite only"),
+    }
+}

@@ -282,11 +282,31 @@ fn debug_reload_serves_other_clients_with_loading() {
         });
         let loading = field(&info(&mut b, "persistence"), "loading");
         let log = text(&b.must(&["DEBUG", "LOG", "still loading"]));
+        // Most configs may change during a load; `appendonly` and
+        // `repl-diskless-load` (DENY_LOADING_CONFIG, as `dir`) get LOADING,
+        // which takes precedence over a later argument's error.
+        let configs = [
+            text(&b.must(&["CONFIG", "SET", "loglevel", "notice"])),
+            text(&b.must(&["CONFIG", "SET", "dir", "/nonexistent"])),
+            text(&b.must(&["CONFIG", "SET", "appendonly", "yes"])),
+            text(&b.must(&[
+                "CONFIG",
+                "SET",
+                "repl-diskless-load",
+                "swapdb",
+                "maxmemory",
+                "x",
+            ])),
+        ];
         b.must(&["CONFIG", "SET", "key-load-delay", "0"]);
         let reload = text(&a.read_reply_within(Duration::from_secs(120)).unwrap());
         let after = text(&b.must(&["GET", "key:1"]));
-        Some((text(&get), loading, log, reload, after))
+        Some((text(&get), loading, log, reload, after, configs))
     });
+    let loading_err = format!("-{}\r\n", "LOADING Redis is loading the dataset in memory");
+    // (`dir` is also protected, which is checked first.)
+    let protected = "-ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config\r\n";
+    assert_eq!(seen.5, ["+OK\r\n", protected, &loading_err, &loading_err]);
     assert_eq!(seen.0.as_bytes(), LOADING);
     assert_eq!(seen.1.as_deref(), Some("1"));
     assert_eq!(seen.2, "+OK\r\n");

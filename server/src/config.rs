@@ -263,6 +263,8 @@ pub const HIDDEN_CONFIG: u32 = 1 << 2;
 pub const MULTI_ARG_CONFIG: u32 = 1 << 3;
 /// Holds a secret (Redis redacts it from SLOWLOG / MONITOR).
 pub const SENSITIVE_CONFIG: u32 = 1 << 4;
+/// CONFIG SET refuses it with -LOADING while a dataset loads.
+pub const DENY_LOADING_CONFIG: u32 = 1 << 5;
 const MODIFIABLE_CONFIG: u32 = 0;
 const IMM: u32 = IMMUTABLE_CONFIG;
 
@@ -553,7 +555,7 @@ pub static CONFIGS: &[StandardConfig] = &[
     boolc("activedefrag", None, MODIFIABLE_CONFIG, false),
     boolc("syslog-enabled", None, IMM, false),
     boolc("cluster-enabled", None, IMM, false),
-    boolc("appendonly", None, MODIFIABLE_CONFIG, false),
+    boolc("appendonly", None, DENY_LOADING_CONFIG, false),
     boolc("cluster-allow-reads-when-down", None, MODIFIABLE_CONFIG, false),
     boolc("cluster-allow-pubsubshard-when-down", None, MODIFIABLE_CONFIG, true),
     boolc("crash-log-enabled", None, MODIFIABLE_CONFIG, true),
@@ -592,7 +594,7 @@ pub static CONFIGS: &[StandardConfig] = &[
     // ---- enum ----
     enumc("supervised", IMM, SUPERVISED_ENUM, 0),
     enumc("syslog-facility", IMM, SYSLOG_FACILITY_ENUM, 128),
-    enumc("repl-diskless-load", MODIFIABLE_CONFIG, REPL_DISKLESS_LOAD_ENUM, 0),
+    enumc("repl-diskless-load", DENY_LOADING_CONFIG, REPL_DISKLESS_LOAD_ENUM, 0),
     enumc("loglevel", MODIFIABLE_CONFIG, LOGLEVEL_ENUM, 2),
     enumc("maxmemory-policy", MODIFIABLE_CONFIG, MAXMEMORY_POLICY_ENUM, 7),
     enumc("appendfsync", MODIFIABLE_CONFIG, AOF_FSYNC_ENUM, 2),
@@ -702,7 +704,7 @@ pub static CONFIGS: &[StandardConfig] = &[
     strc("tls-ciphers", None, MODIFIABLE_CONFIG, None, true, None),
     strc("tls-ciphersuites", None, MODIFIABLE_CONFIG, None, true, None),
     // ---- special ----
-    special("dir", None, PROTECTED_CONFIG, Special::Dir),
+    special("dir", None, PROTECTED_CONFIG | DENY_LOADING_CONFIG, Special::Dir),
     special("save", None, MULTI_ARG_CONFIG, Special::Save),
     special("client-output-buffer-limit", None, MULTI_ARG_CONFIG, Special::ClientOutputBufferLimit),
     special("oom-score-adj-values", None, MULTI_ARG_CONFIG, Special::OomScoreAdjValues),
@@ -2461,6 +2463,7 @@ pub fn config_set_command(srv: &mut Server, c: &mut Client) {
     let mut targets: Vec<(ConfigRef, String)> = Vec::new();
     let mut unknown: Option<String> = None;
     let mut failure: Option<(String, String)> = None; // (argument, reason)
+    let mut deny_loading = false;
     for i in (2..c.argc()).step_by(2) {
         let typed = String::from_utf8_lossy(c.arg(i)).into_owned();
         let Some(r) = lookup_config(c.arg(i)) else {
@@ -2484,11 +2487,19 @@ pub fn config_set_command(srv: &mut Server, c: &mut Client) {
             && !crate::server::allow_protected_action(srv.config.enable_protected_configs, c)
         {
             failure = Some((typed, "can't set protected config".into()));
+        } else if flags & DENY_LOADING_CONFIG != 0 && srv.loading.loading {
+            deny_loading = true;
+            failure = Some((typed, "loading".into()));
         } else if targets.iter().any(|(t, _)| *t == r) {
             failure = Some((typed, "duplicate parameter".into()));
         } else {
             targets.push((r, String::from_utf8_lossy(c.arg(i + 1)).into_owned()));
         }
+    }
+    // The loading error first: clients may handle it (retry later).
+    if deny_loading {
+        c.add_reply_error(crate::rdb::LOADING_ERR);
+        return;
     }
     if let Some(name) = unknown {
         c.add_reply_error(&format!(

@@ -483,8 +483,24 @@ pub fn script_call<'a>(
         srv.commands.get_mut(id).stats.rejected_calls += 1;
         return Err(format!("-{}", crate::replication::replica::READONLY_ERR));
     }
-    // ... and, for a write before the script's first one, not enough good
-    // replicas (min-replicas-to-write): NOREPLICAS, as for a client.
+    // ... for a write before the script's first one, a disk error
+    // (stop-writes-on-bgsave-error, a failed AOF write): MISCONF, as for a
+    // client (writeCommandsDeniedByDiskError) ...
+    if flags & CMD_WRITE != 0 && ctx_flags & SCRIPT_WRITE_DIRTY == 0 {
+        let misconf = if crate::rdb::write_commands_denied_by_disk_error(srv) {
+            Some(crate::rdb::MISCONF_ERR.to_string())
+        } else {
+            crate::aof::write_commands_denied_by_disk_error(srv)
+        };
+        if let Some(msg) = misconf {
+            srv.stats.total_error_replies += 1;
+            *srv.stats.errors.entry("MISCONF".to_string()).or_insert(0) += 1;
+            srv.commands.get_mut(id).stats.rejected_calls += 1;
+            return Err(format!("-{msg}"));
+        }
+    }
+    // ... and not enough good replicas (min-replicas-to-write):
+    // NOREPLICAS, as for a client.
     if flags & CMD_WRITE != 0
         && ctx_flags & SCRIPT_WRITE_DIRTY == 0
         && !crate::replication::master::check_good_replicas_status(srv)
