@@ -48,6 +48,7 @@
 
 mod common;
 
+use common::rng::Rng;
 use common::{escape_trunc, Conn, Process, ReadError, Server};
 use std::collections::{BTreeMap, VecDeque};
 use std::time::{Duration, Instant};
@@ -338,34 +339,6 @@ const ACL_RULES: &[&str] = &[
 ];
 
 const USERNAMES: &[&str] = &["fuzzuser", "alice", "nobody", ""];
-
-/// xorshift64* (Vigna): tiny, fast, good enough to drive a fuzzer.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-    fn bytes(&mut self, max: usize) -> Vec<u8> {
-        (0..self.below(max + 1))
-            .map(|_| self.next() as u8)
-            .collect()
-    }
-}
 
 // ---------------------------------------------------------------------------
 // COMMAND INFO / COMMAND DOCS, read off the server

@@ -17,6 +17,7 @@
 
 mod common;
 
+use common::rng::Rng;
 use common::{escape_trunc, Conn, Server};
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -30,29 +31,6 @@ const HEALTH_EVERY: usize = 50;
 const HISTORY: usize = 30;
 /// The server's RSS must stay below this (bytes) after the run.
 const MAX_RSS: u64 = 1 << 30;
-
-/// xorshift64* (Vigna): tiny, fast, good enough to drive a fuzzer.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
 
 /// Commands safe to fire at random: nothing that stops, pauses, blocks,
 /// reconfigures or wipes the server, and no argument that sizes a big

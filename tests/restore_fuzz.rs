@@ -38,6 +38,7 @@
 
 mod common;
 
+use common::rng::Rng;
 use common::{escape_trunc, Conn, Process, ReadError, Server};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -46,23 +47,6 @@ use std::time::{Duration, Instant};
 const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
 const HISTORY: usize = 12;
 const MAX_RSS: u64 = 1 << 30;
-
-/// xorshift64* (Vigna): the same generator as tests/fuzz.rs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
 
 fn env_num(name: &str, default: u64) -> u64 {
     std::env::var(name)

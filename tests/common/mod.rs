@@ -21,6 +21,7 @@
 #![allow(dead_code)] // each test file uses a different subset
 
 pub mod replication;
+pub mod rng;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
