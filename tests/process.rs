@@ -543,3 +543,92 @@ fn a_panic_logs_a_redis_style_bug_report() {
         report.contains("=== REDIS BUG REPORT END. Make sure to include from START to END. ===")
     );
 }
+
+/// rename-command in the config file: the old name is unknown, the new one
+/// runs the command, "" removes it (COMMAND COUNT drops by one), CONFIG
+/// REWRITE keeps the lines and a restart honours them; an unknown command
+/// is a fatal config error. The same on redis-server.
+#[test]
+fn rename_command_like_redis() {
+    let run = |bin: &str| -> Vec<String> {
+        let dir = common::temp_path("rename-command");
+        std::fs::create_dir_all(&dir).unwrap();
+        let conf = dir.join("r.conf");
+        std::fs::write(
+            &conf,
+            "rename-command flushdb badger\nrename-command debug \"\"\n",
+        )
+        .unwrap();
+        let conf_s = conf.to_str().unwrap().to_string();
+        let mut out = Vec::new();
+        for round in 0..2 {
+            // The config file must come first: a local start, not Process.
+            let port = common::free_port();
+            let mut child = std::process::Command::new(bin)
+                .args([&conf_s, "--port", &port.to_string(), "--save", ""])
+                .current_dir(&dir)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut c = (0..200)
+                .find_map(|_| {
+                    std::thread::sleep(std::time::Duration::from_millis(25));
+                    common::Conn::connect(port).ok()
+                })
+                .expect("server up");
+            for cmd in [
+                &["FLUSHDB"][..],
+                &["BADGER"],
+                &["DEBUG", "SLEEP", "0"],
+                &["COMMAND", "COUNT"],
+            ] {
+                out.push(format!(
+                    "{round} {}",
+                    String::from_utf8_lossy(&c.cmd(cmd).unwrap())
+                ));
+            }
+            if round == 0 {
+                c.must(&["CONFIG", "REWRITE"]);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let text = std::fs::read_to_string(&conf).unwrap();
+        out.push(
+            text.lines()
+                .filter(|l| l.starts_with("rename-command"))
+                .collect::<Vec<_>>()
+                .join("|"),
+        );
+        std::fs::write(&conf, "rename-command nosuch x\n").unwrap();
+        let o = std::process::Command::new(bin)
+            .arg(&conf_s)
+            .output()
+            .unwrap();
+        out.push(
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .chain(String::from_utf8_lossy(&o.stdout).lines())
+                .filter(|l| l.contains("rename-command") || l.contains("No such"))
+                .collect::<Vec<_>>()
+                .join("|"),
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        out
+    };
+    let ours = run(env!("CARGO_BIN_EXE_redis-lite"));
+    assert!(
+        ours[0].starts_with("0 -ERR unknown command 'FLUSHDB'"),
+        "{ours:?}"
+    );
+    assert_eq!(ours[1], "0 +OK\r\n");
+    match common::require_tool("redis-server") {
+        Some(real) => assert_eq!(
+            ours,
+            run(real.to_str().unwrap()),
+            "redis-lite vs redis-server"
+        ),
+        None => common::skipped("redis-server not installed: ran on redis-lite only"),
+    }
+}

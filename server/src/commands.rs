@@ -1749,6 +1749,31 @@ impl CommandTable {
         lookup_lowercase(&self.by_name, name)
     }
 
+    /// rename-command: the command answers to `new` from now on, or to
+    /// nothing when `new` is empty (it stays in the table: COMMAND INFO of
+    /// its own name and the ACL categories still know it, as in Redis,
+    /// whose rename only touches the lookup dict).
+    pub fn rename(&mut self, old: &[u8], new: &[u8]) -> Result<(), &'static str> {
+        let old = old.to_ascii_lowercase();
+        let Some(id) = self.by_name.remove(&old) else {
+            return Err("No such command in rename-command");
+        };
+        if new.is_empty() {
+            return Ok(());
+        }
+        let new = new.to_ascii_lowercase();
+        if self.by_name.contains_key(&new) {
+            return Err("Target command name already exists");
+        }
+        self.by_name.insert(new, id);
+        Ok(())
+    }
+
+    /// How many names the top-level commands answer to.
+    pub fn names(&self) -> usize {
+        self.by_name.len()
+    }
+
     /// lookupSubcommand on a container.
     pub fn lookup_sub(&self, parent: CmdId, name: &[u8]) -> Option<CmdId> {
         lookup_lowercase(&self.commands[parent.0].subcommands, name)
@@ -2081,7 +2106,8 @@ pub fn command_command(srv: &mut Server, c: &mut Client) {
 /// COMMAND COUNT
 // redis: server.c commandCountCommand
 pub fn command_count_command(srv: &mut Server, c: &mut Client) {
-    c.add_reply_integer(srv.commands.top_level().count() as i64);
+    // dictSize(server.commands): a command renamed to "" no longer counts.
+    c.add_reply_integer(srv.commands.names() as i64);
 }
 
 /// COMMAND INFO [command-name [command-name ...]]

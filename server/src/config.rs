@@ -238,6 +238,9 @@ pub struct Config {
     /// users are created once the server starts (acl.rs,
     /// ACLLoadUsersAtStartup).
     pub user_lines: Vec<Vec<String>>,
+    /// The `rename-command old new` lines, in order (new "" removes the
+    /// command); applied to the command table when the server starts.
+    pub renamed_commands: Vec<(String, String)>,
     pub repl_backlog_size: i64,
     /// min-replicas-to-write / min-replicas-max-lag (read on every write).
     pub repl_min_slaves_to_write: i64,
@@ -1553,6 +1556,7 @@ impl Default for Config {
             acl_pubsub_default_allchannels: false,
             always_show_logo: false,
             user_lines: Vec::new(),
+            renamed_commands: Vec::new(),
             repl_backlog_size: 0,
             repl_min_slaves_to_write: 0,
             repl_min_slaves_max_lag: 0,
@@ -1854,6 +1858,8 @@ struct Loader {
     save_loaded: bool,
     /// A scratch ACL to check `user` lines against (built on the first one).
     acl_checker: Option<crate::acl::Acl>,
+    /// A scratch command table the `rename-command` lines are checked on.
+    renamer: Option<crate::commands::CommandTable>,
 }
 
 impl Loader {
@@ -1893,10 +1899,14 @@ impl Loader {
             match argv[0].as_str() {
                 "include" if argc == 2 => self.load_file(&argv[1])?,
                 "rename-command" if argc == 3 => {
-                    server_log(
-                        LogLevel::Warning,
-                        "rename-command is not supported by redis-lite: ignored",
-                    );
+                    let t = self
+                        .renamer
+                        .get_or_insert_with(crate::commands::CommandTable::new);
+                    t.rename(argv[1].as_bytes(), argv[2].as_bytes())
+                        .map_err(err_at)?;
+                    self.cfg
+                        .renamed_commands
+                        .push((argv[1].clone(), argv[2].clone()));
                 }
                 "user" if argc >= 2 => {
                     // ACLAppendUserForLoading: the rules are checked now
@@ -2075,6 +2085,7 @@ impl Config {
             cfg: Config::default(),
             save_loaded: false,
             acl_checker: None,
+            renamer: None,
         };
         let mut text = String::new();
         if !config_file.is_empty() {

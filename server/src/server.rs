@@ -380,7 +380,11 @@ impl Server {
         let aof = crate::aof::AofState::init(crate::aof::aof_config_from(&config))?;
         let dbs = (0..config.databases as usize).map(Db::new).collect();
         let hz = config.hz;
-        let commands = CommandTable::new();
+        let mut commands = CommandTable::new();
+        // rename-command lines (checked when the config was read).
+        for (old, new) in &config.renamed_commands {
+            let _ = commands.rename(old.as_bytes(), new.as_bytes());
+        }
         let acl = crate::acl::Acl::new(&commands);
         Ok(Server {
             config,
