@@ -1393,14 +1393,6 @@ fn read_command<R: BufRead>(r: &mut R, pos: &mut u64) -> Result<Vec<Bytes>, Read
 /// `loops++ % 1024` in loadSingleAppendOnlyFile).
 const AOF_LOAD_EVENTS_EVERY: u64 = 1024;
 
-/// key-load-delay, read without formatting it.
-fn cfg_key_load_delay(srv: &Server) -> i64 {
-    match srv.config.value("key-load-delay") {
-        Some(crate::config::Value::Num(n)) => *n,
-        _ => 0,
-    }
-}
-
 /// loadSingleAppendOnlyFile: replay one file of the AOF directory.
 pub fn load_single_append_only_file(srv: &mut Server, filename: &str) -> AofLoad {
     let path = make_path(&srv.aof.cfg.dirname, filename);
@@ -1482,14 +1474,14 @@ pub fn load_single_append_only_file(srv: &mut Server, filename: &str) -> AofLoad
     // there, loadingIncrProgress from here on).
     let mut last_progress_report_size = pos;
     let mut loops: u64 = 0;
-    let mut key_load_delay = cfg_key_load_delay(srv);
+    let mut key_load_delay = srv.config.num("key-load-delay");
     let end = loop {
         // Serve the clients from time to time (they get -LOADING).
         if loops.is_multiple_of(AOF_LOAD_EVENTS_EVERY) {
             crate::rdb::loading_incr_progress(srv, pos - last_progress_report_size);
             last_progress_report_size = pos;
             crate::networking::process_events_while_blocked(srv);
-            key_load_delay = cfg_key_load_delay(srv);
+            key_load_delay = srv.config.num("key-load-delay");
         }
         loops += 1;
         let argv = match read_command(&mut r, &mut pos) {
@@ -1865,10 +1857,7 @@ fn rewrite_append_only_file_rio<W: Write>(
         write_command(&mut w, &[b"FUNCTION", b"LOAD", &lib.code])?;
     }
     let mut keys = 0u64;
-    let key_save_delay = match srv.config.value("rdb-key-save-delay") {
-        Some(crate::config::Value::Num(n)) => *n,
-        _ => 0,
-    };
+    let key_save_delay = srv.config.num("rdb-key-save-delay");
     for (dbid, db) in srv.dbs.iter().enumerate() {
         if db.dict.is_empty() {
             continue;

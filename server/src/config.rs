@@ -1631,7 +1631,9 @@ impl Config {
         matches!(self.value(name), Some(Value::Bool(true)))
     }
 
-    fn n(&self, name: &str) -> i64 {
+    /// A numeric config's value, read without formatting it (0 for a
+    /// name that is not numeric).
+    pub fn num(&self, name: &str) -> i64 {
         match self.value(name) {
             Some(Value::Num(n)) => *n,
             _ => 0,
@@ -1655,17 +1657,17 @@ impl Config {
     /// Refresh the typed fields from the stored values. Called after every
     /// load and every successful CONFIG SET.
     pub fn sync_typed(&mut self) {
-        self.port = self.n("port") as u16;
+        self.port = self.num("port") as u16;
         self.bind = match self.value("bind") {
             Some(Value::Bind(b)) => b.clone(),
             _ => Vec::new(),
         };
-        self.hz = self.n("hz");
+        self.hz = self.num("hz");
         self.dynamic_hz = self.b("dynamic-hz");
-        self.maxclients = self.n("maxclients") as u64;
-        self.databases = self.n("databases");
-        self.proto_max_bulk_len = self.n("proto-max-bulk-len");
-        self.client_query_buffer_limit = self.n("client-query-buffer-limit") as u64;
+        self.maxclients = self.num("maxclients") as u64;
+        self.databases = self.num("databases");
+        self.proto_max_bulk_len = self.num("proto-max-bulk-len");
+        self.client_query_buffer_limit = self.num("client-query-buffer-limit") as u64;
         self.enable_debug_command = protected_action(self.e("enable-debug-command"));
         self.enable_protected_configs = protected_action(self.e("enable-protected-configs"));
         self.enable_module_command = protected_action(self.e("enable-module-command"));
@@ -1680,26 +1682,26 @@ impl Config {
         self.unixsocket = self.s("unixsocket");
         self.cluster_enabled = self.b("cluster-enabled");
         self.cluster_config_file = self.s("cluster-config-file");
-        self.cluster_port = self.n("cluster-port") as u16;
-        self.cluster_node_timeout = self.n("cluster-node-timeout");
+        self.cluster_port = self.num("cluster-port") as u16;
+        self.cluster_node_timeout = self.num("cluster-node-timeout");
         self.cluster_require_full_coverage = self.b("cluster-require-full-coverage");
         self.cluster_allow_reads_when_down = self.b("cluster-allow-reads-when-down");
         self.cluster_allow_pubsubshard_when_down = self.b("cluster-allow-pubsubshard-when-down");
         self.cluster_announce_ip = self.s("cluster-announce-ip");
         self.cluster_announce_hostname = self.s("cluster-announce-hostname");
-        self.cluster_announce_port = self.n("cluster-announce-port") as u16;
-        self.cluster_announce_bus_port = self.n("cluster-announce-bus-port") as u16;
+        self.cluster_announce_port = self.num("cluster-announce-port") as u16;
+        self.cluster_announce_bus_port = self.num("cluster-announce-bus-port") as u16;
         self.cluster_preferred_endpoint_type = self.e("cluster-preferred-endpoint-type");
-        self.unixsocketperm = self.n("unixsocketperm") as u32;
+        self.unixsocketperm = self.num("unixsocketperm") as u32;
         self.disable_thp = self.b("disable-thp");
         self.protected_mode = self.b("protected-mode");
         self.requirepass = self.s("requirepass");
-        self.timeout = self.n("timeout");
-        self.tcp_keepalive = self.n("tcp-keepalive");
-        self.tcp_backlog = self.n("tcp-backlog");
-        self.slowlog_log_slower_than = self.n("slowlog-log-slower-than");
-        self.slowlog_max_len = self.n("slowlog-max-len");
-        self.latency_monitor_threshold = self.n("latency-monitor-threshold");
+        self.timeout = self.num("timeout");
+        self.tcp_keepalive = self.num("tcp-keepalive");
+        self.tcp_backlog = self.num("tcp-backlog");
+        self.slowlog_log_slower_than = self.num("slowlog-log-slower-than");
+        self.slowlog_max_len = self.num("slowlog-max-len");
+        self.latency_monitor_threshold = self.num("latency-monitor-threshold");
         self.latency_tracking = self.b("latency-tracking");
         self.latency_tracking_info_percentiles =
             match self.value("latency-tracking-info-percentiles") {
@@ -1711,24 +1713,24 @@ impl Config {
         self.lazyfree_lazy_server_del = self.b("lazyfree-lazy-server-del");
         self.lazyfree_lazy_user_del = self.b("lazyfree-lazy-user-del");
         self.lazyfree_lazy_user_flush = self.b("lazyfree-lazy-user-flush");
-        self.active_expire_effort = self.n("active-expire-effort");
-        self.maxmemory = self.n("maxmemory") as u64;
-        self.maxmemory_clients = self.n("maxmemory-clients");
+        self.active_expire_effort = self.num("active-expire-effort");
+        self.maxmemory = self.num("maxmemory") as u64;
+        self.maxmemory_clients = self.num("maxmemory-clients");
         self.maxmemory_policy = policy_of(self.e("maxmemory-policy"));
-        self.maxmemory_samples = self.n("maxmemory-samples");
-        self.maxmemory_eviction_tenacity = self.n("maxmemory-eviction-tenacity");
-        self.lfu_log_factor = self.n("lfu-log-factor");
-        self.lfu_decay_time = self.n("lfu-decay-time");
-        self.list_max_listpack_size = self.n("list-max-listpack-size");
-        self.list_compress_depth = self.n("list-compress-depth");
-        self.set_max_intset_entries = self.n("set-max-intset-entries");
-        self.hash_max_listpack_entries = self.n("hash-max-listpack-entries");
-        self.hash_max_listpack_value = self.n("hash-max-listpack-value");
-        self.zset_max_listpack_entries = self.n("zset-max-listpack-entries");
-        self.zset_max_listpack_value = self.n("zset-max-listpack-value");
-        self.stream_node_max_bytes = self.n("stream-node-max-bytes");
-        self.stream_node_max_entries = self.n("stream-node-max-entries");
-        self.hll_sparse_max_bytes = self.n("hll-sparse-max-bytes");
+        self.maxmemory_samples = self.num("maxmemory-samples");
+        self.maxmemory_eviction_tenacity = self.num("maxmemory-eviction-tenacity");
+        self.lfu_log_factor = self.num("lfu-log-factor");
+        self.lfu_decay_time = self.num("lfu-decay-time");
+        self.list_max_listpack_size = self.num("list-max-listpack-size");
+        self.list_compress_depth = self.num("list-compress-depth");
+        self.set_max_intset_entries = self.num("set-max-intset-entries");
+        self.hash_max_listpack_entries = self.num("hash-max-listpack-entries");
+        self.hash_max_listpack_value = self.num("hash-max-listpack-value");
+        self.zset_max_listpack_entries = self.num("zset-max-listpack-entries");
+        self.zset_max_listpack_value = self.num("zset-max-listpack-value");
+        self.stream_node_max_bytes = self.num("stream-node-max-bytes");
+        self.stream_node_max_entries = self.num("stream-node-max-entries");
+        self.hll_sparse_max_bytes = self.num("hll-sparse-max-bytes");
         self.notify_keyspace_events = match self.value("notify-keyspace-events") {
             Some(Value::Notify(f)) => *f,
             _ => 0,
@@ -1738,15 +1740,15 @@ impl Config {
             self.client_output_buffer_limit = l;
             crate::networking::set_reply_obuf_limits(l);
         }
-        self.busy_reply_threshold = self.n("busy-reply-threshold");
-        self.tracking_table_max_keys = self.n("tracking-table-max-keys");
-        self.acllog_max_len = self.n("acllog-max-len");
+        self.busy_reply_threshold = self.num("busy-reply-threshold");
+        self.tracking_table_max_keys = self.num("tracking-table-max-keys");
+        self.acllog_max_len = self.num("acllog-max-len");
         self.aclfile = self.s("aclfile");
         self.always_show_logo = self.b("always-show-logo");
         self.acl_pubsub_default_allchannels = self.e("acl-pubsub-default") == 1;
-        self.repl_backlog_size = self.n("repl-backlog-size");
-        self.repl_min_slaves_to_write = self.n("min-replicas-to-write");
-        self.repl_min_slaves_max_lag = self.n("min-replicas-max-lag");
+        self.repl_backlog_size = self.num("repl-backlog-size");
+        self.repl_min_slaves_to_write = self.num("min-replicas-to-write");
+        self.repl_min_slaves_max_lag = self.num("min-replicas-max-lag");
         self.save_params = match self.value("save") {
             Some(Value::Save(s)) => s.clone(),
             _ => Vec::new(),

@@ -66,8 +66,8 @@ fn reply_entry(c: &mut Client, fields: &[(&str, Field<'_>)]) {
 pub fn debug_lazyfree_log_command(c: &mut Client) {
     use lazyfree::log;
     match parse_op(c) {
-        Some(LogOp::On) | Some(LogOp::Off) => {
-            log::set_on(matches!(parse_op(c), Some(LogOp::On)));
+        Some(op @ (LogOp::On | LogOp::Off)) => {
+            log::set_on(matches!(op, LogOp::On));
             update_context_wanted();
             c.add_reply_ok();
         }
@@ -107,8 +107,8 @@ pub fn debug_lazyfree_log_command(c: &mut Client) {
 pub fn debug_encoding_log_command(c: &mut Client) {
     use storage::encoding_log as log;
     match parse_op(c) {
-        Some(LogOp::On) | Some(LogOp::Off) => {
-            log::set_on(matches!(parse_op(c), Some(LogOp::On)));
+        Some(op @ (LogOp::On | LogOp::Off)) => {
+            log::set_on(matches!(op, LogOp::On));
             update_context_wanted();
             c.add_reply_ok();
         }

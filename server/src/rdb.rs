@@ -120,22 +120,6 @@ fn cfg_yes(srv: &Server, name: &str) -> bool {
     srv.config.get_string(name).as_deref() == Some("yes")
 }
 
-/// A numeric config read without formatting it (the loader asks per
-/// entry).
-fn cfg_i64(srv: &Server, name: &str) -> i64 {
-    match srv.config.value(name) {
-        Some(crate::config::Value::Num(n)) => *n,
-        _ => 0,
-    }
-}
-
-fn cfg_num(srv: &Server, name: &str) -> i64 {
-    srv.config
-        .get_string(name)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
-}
-
 /// rdbcompression: LZF for strings over 20 bytes.
 pub fn rdb_compression(srv: &Server) -> bool {
     cfg_yes(srv, "rdbcompression")
@@ -200,7 +184,7 @@ pub fn rdb_save_rio<W: Write>(
     let lruclock = lru_clock(srv);
     let now_min = lfu_get_time_in_minutes(mstime());
     let decay = srv.config.lfu_decay_time;
-    let delay = cfg_num(srv, "rdb-key-save-delay");
+    let delay = srv.config.num("rdb-key-save-delay");
     let mut keys = 0u64;
     for (dbid, db) in srv.dbs.iter().enumerate() {
         if db.dict.is_empty() {
@@ -735,8 +719,11 @@ fn rdb_load_rio<R: io::Read>(
     let mut empty_keys_skipped = 0u64;
     // key-load-delay (debugDelay per key, for tests that need a slow
     // load); re-read after serving clients, who may CONFIG SET it.
-    let mut key_load_delay = cfg_i64(srv, "key-load-delay");
-    let mut interval = cfg_i64(srv, "loading-process-events-interval-bytes").max(0) as u64;
+    let mut key_load_delay = srv.config.num("key-load-delay");
+    let mut interval = srv
+        .config
+        .num("loading-process-events-interval-bytes")
+        .max(0) as u64;
     let mut processed = r.processed();
     loop {
         let entry = r.next_entry()?;
@@ -887,8 +874,11 @@ fn rdb_load_rio<R: io::Read>(
         // Serve the other clients every loading-process-events-interval-bytes.
         let now_processed = r.processed();
         if srv.loading.loading && rdb_load_progress(srv, interval, processed, now_processed) {
-            key_load_delay = cfg_i64(srv, "key-load-delay");
-            interval = cfg_i64(srv, "loading-process-events-interval-bytes").max(0) as u64;
+            key_load_delay = srv.config.num("key-load-delay");
+            interval = srv
+                .config
+                .num("loading-process-events-interval-bytes")
+                .max(0) as u64;
         }
         processed = now_processed;
     }

@@ -250,10 +250,7 @@ pub fn prepare_for_shutdown(srv: &mut Server, mut flags: i32) -> Result<(), Shut
         crate::server::redis_communicate_systemd("STOPPING=1\n");
     }
     // Replicas behind: let them catch up first (see the file comment).
-    let timeout = match srv.config.value("shutdown-timeout") {
-        Some(crate::config::Value::Num(n)) => *n,
-        _ => 10,
-    };
+    let timeout = srv.config.num("shutdown-timeout");
     if flags & SHUTDOWN_NOW == 0 && timeout != 0 && !is_ready_to_shutdown(srv) {
         SHUTDOWN_MSTIME.store(crate::server::mstime() + timeout * 1000, Ordering::SeqCst);
         if srv.client_pause_type == crate::networking::PauseType::Off {

@@ -126,13 +126,6 @@ pub struct BulkTransfer {
     pub preamble: Vec<u8>,
 }
 
-fn cfg_num(srv: &Server, name: &str) -> i64 {
-    srv.config
-        .get_string(name)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
-}
-
 fn unixtime() -> i64 {
     mstime() / 1000
 }
@@ -442,7 +435,7 @@ pub fn sync_command(srv: &mut Server, c: &mut Client) {
         }
     } else if repl_diskless_sync(srv)
         && c.repl.slave_capa & SLAVE_CAPA_EOF != 0
-        && cfg_num(srv, "repl-diskless-sync-delay") > 0
+        && srv.config.num("repl-diskless-sync-delay") > 0
     {
         // Case 3 with a delay: more replicas may come; the cron starts it.
         server_log(LogLevel::Notice, "Delay next BGSAVE for diskless SYNC");
@@ -680,11 +673,11 @@ pub fn replication_start_pending_fork(srv: &mut Server) {
     if waiting == 0 {
         return;
     }
-    let max_replicas = cfg_num(srv, "repl-diskless-sync-max-replicas");
+    let max_replicas = srv.config.num("repl-diskless-sync-max-replicas");
     if !repl_diskless_sync(srv)
         || mincapa & SLAVE_CAPA_EOF == 0
         || (max_replicas > 0 && waiting >= max_replicas)
-        || max_idle >= cfg_num(srv, "repl-diskless-sync-delay")
+        || max_idle >= srv.config.num("repl-diskless-sync-delay")
     {
         start_bgsave_for_replication(srv, None, mincapa);
     }
@@ -1250,7 +1243,7 @@ pub const NOREPLICAS_ERR: &str = "NOREPLICAS Not enough good replicas to write."
 /// backlog after repl-backlog-ttl without replicas.
 pub fn replication_cron_master(srv: &mut Server) {
     let now = unixtime();
-    let period = cfg_num(srv, "repl-ping-replica-period").max(1) as u64;
+    let period = srv.config.num("repl-ping-replica-period").max(1) as u64;
     if srv.repl.msrv.cron_loops.is_multiple_of(period) && !srv.repl.slaves.is_empty() {
         // Not while a FAILOVER with a TIMEOUT holds the writes: the PING
         // would move the offset the replicas must catch up with.
@@ -1261,7 +1254,7 @@ pub fn replication_cron_master(srv: &mut Server) {
             replication_feed_slaves(srv, db, &[Bytes::from_static(b"PING")]);
         }
     }
-    let repl_timeout = cfg_num(srv, "repl-timeout");
+    let repl_timeout = srv.config.num("repl-timeout");
     for token in srv.repl.slaves.clone() {
         let Some(s) = srv.clients.get_mut(&token) else {
             continue;
@@ -1313,7 +1306,7 @@ pub fn replication_cron_master(srv: &mut Server) {
             }
         }
     }
-    let ttl = cfg_num(srv, "repl-backlog-ttl");
+    let ttl = srv.config.num("repl-backlog-ttl");
     if srv.repl.slaves.is_empty()
         && ttl > 0
         && srv.repl.backlog.is_some()
