@@ -21,7 +21,7 @@ use storage::bitops::{
     get_bitfield_padded, get_signed_bitfield, get_unsigned_bitfield, set_signed_bitfield,
     set_unsigned_bitfield, BitOp, BitRange, Overflow,
 };
-use storage::object::{RObj, StrValue, Value};
+use storage::object::{StrValue, Value};
 use storage::t_string::create_zeroed_raw;
 use storage::util::string2ll;
 
@@ -126,14 +126,7 @@ fn parse_bit_range(c: &mut Client, first: usize, end_optional: bool) -> Result<B
 
 // ---- string lookups ----
 
-/// The string value of `o`, or a WRONGTYPE reply (checkType).
-fn str_or_wrongtype<'a>(c: &mut Client, o: &'a mut RObj) -> Option<&'a mut StrValue> {
-    let s = o.as_str_mut();
-    if s.is_none() {
-        c.add_reply_wrongtype();
-    }
-    s
-}
+use crate::t_string::str_or_wrongtype;
 
 /// lookupStringForBitCommand: run `f` on the string at argv[1], made `raw`
 /// and grown with zero bytes so that bit `maxbit` exists; a missing key is

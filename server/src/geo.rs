@@ -26,7 +26,7 @@ use storage::geohash::{
     geohash_score, geohash_string, GeoHashBits, GeoShape, ShapeKind, GEO_LAT_MAX, GEO_LAT_MIN,
     GEO_LONG_MAX, GEO_LONG_MIN,
 };
-use storage::object::{RObj, Value};
+use storage::object::Value;
 use storage::pqsort::pqsort;
 use storage::skiplist::ZRangeSpec;
 use storage::t_zset::{zset_from_pairs, ZSetLimits, ZSetValue};
@@ -183,17 +183,11 @@ fn lookup_geo_read<'a>(
     c: &mut Client,
     key: &[u8],
 ) -> Result<Option<&'a mut ZSetValue>, ()> {
-    match db::lookup_key_read(srv, c.db, key) {
-        None => Ok(None),
-        Some(RObj {
-            value: Value::ZSet(z),
-            ..
-        }) => Ok(Some(z)),
-        Some(_) => {
-            c.add_reply_wrongtype();
-            Err(())
-        }
-    }
+    let o = db::lookup_key_read(srv, c.db, key);
+    db::check_type(c, o, |o| match &mut o.value {
+        Value::ZSet(z) => Some(z),
+        _ => None,
+    })
 }
 
 // ---- GEOADD ----

@@ -34,10 +34,7 @@ const ERR_NOT_HLL: &str = "-WRONGTYPE Key is not a valid HyperLogLog string valu
 /// the WRONGTYPE reply (another type, an `int`-encoded string, or a string
 /// without a valid HLL header).
 fn hll_or_reply<'a>(c: &mut Client, o: &'a mut RObj) -> Option<&'a mut StrValue> {
-    let Some(s) = o.as_str_mut() else {
-        c.add_reply_wrongtype();
-        return None;
-    };
+    let s = crate::t_string::str_or_wrongtype(c, o)?;
     let valid = match s {
         StrValue::Int(_) => false,
         StrValue::Embstr(b) => is_hll_string(b),

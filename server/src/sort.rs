@@ -120,11 +120,11 @@ fn sort_command_generic(srv: &mut Server, c: &mut Client, readonly: bool) {
     let limits = zset_limits(srv);
     // Only lists, sets and sorted sets can be sorted; a missing key sorts
     // as an empty list.
-    let o = match lookup_key_read(srv, dbid, &key) {
-        Some(o) if !matches!(o.value, Value::List(_) | Value::Set(_) | Value::ZSet(_)) => {
-            return c.add_reply_wrongtype();
-        }
-        o => o,
+    let o = lookup_key_read(srv, dbid, &key);
+    let Ok(o) = crate::db::check_type(c, o, |o| {
+        matches!(o.value, Value::List(_) | Value::Set(_) | Value::ZSet(_)).then_some(o)
+    }) else {
+        return;
     };
     let (mut vector, start, end) = sort_load_vector(o, &mut opts, script, &limits);
     let mut conversion_error = false;

@@ -93,19 +93,10 @@ fn hash_type_lookup_write_or_create<'a>(
     key: &[u8],
 ) -> Option<&'a mut HashValue> {
     let dbid = c.db;
-    match lookup_key_write(srv, dbid, key) {
-        Some(RObj {
-            value: Value::Hash(_),
-            ..
-        }) => {}
-        Some(_) => {
-            c.add_reply_wrongtype();
-            return None;
-        }
-        None => {
-            let o = new_object(srv, Value::Hash(hash_type_create()));
-            db_add(srv, dbid, key, o);
-        }
+    let o = lookup_key_write(srv, dbid, key);
+    if crate::db::check_type(c, o, as_hash).ok()?.is_none() {
+        let o = new_object(srv, Value::Hash(hash_type_create()));
+        db_add(srv, dbid, key, o);
     }
     match srv.dbs[dbid].dict.find(key) {
         Some(RObj {

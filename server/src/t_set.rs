@@ -26,7 +26,7 @@ use storage::t_set::{
 };
 
 use crate::db::{
-    add_reply_empty_scan, db_add, db_delete, lookup_key_read, lookup_key_write, new_object,
+    self, add_reply_empty_scan, db_add, db_delete, lookup_key_read, lookup_key_write, new_object,
     parse_scan_cursor, scan_generic_command, set_key, signal_modified_key,
 };
 use crate::networking::Client;
@@ -50,44 +50,38 @@ enum SetOp {
     Diff,
 }
 
-/// A key that is not a set (checkType failed).
-struct WrongType;
-
 /// server.set_max_intset_entries, for the type API.
 fn max_intset_entries(srv: &Server) -> usize {
     usize::try_from(srv.config.set_max_intset_entries).unwrap_or(usize::MAX)
 }
 
-/// lookupKeyWrite + checkType(OBJ_SET).
+/// The set inside an object, if it is one (the projection checkType uses).
+fn as_set(o: &mut RObj) -> Option<&mut SetValue> {
+    match &mut o.value {
+        Value::Set(s) => Some(s),
+        _ => None,
+    }
+}
+
+/// lookupKeyWrite + checkType(OBJ_SET): the set (None if missing), or Err
+/// after the WRONGTYPE reply.
 fn lookup_set_write<'a>(
     srv: &'a mut Server,
-    dbid: usize,
+    c: &mut Client,
     key: &[u8],
-) -> Result<Option<&'a mut SetValue>, WrongType> {
-    match lookup_key_write(srv, dbid, key) {
-        None => Ok(None),
-        Some(RObj {
-            value: Value::Set(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(WrongType),
-    }
+) -> Result<Option<&'a mut SetValue>, ()> {
+    let o = lookup_key_write(srv, c.db, key);
+    db::check_type(c, o, as_set)
 }
 
 /// lookupKeyRead + checkType(OBJ_SET).
 fn lookup_set_read<'a>(
     srv: &'a mut Server,
-    dbid: usize,
+    c: &mut Client,
     key: &[u8],
-) -> Result<Option<&'a mut SetValue>, WrongType> {
-    match lookup_key_read(srv, dbid, key) {
-        None => Ok(None),
-        Some(RObj {
-            value: Value::Set(s),
-            ..
-        }) => Ok(Some(s)),
-        Some(_) => Err(WrongType),
-    }
+) -> Result<Option<&'a mut SetValue>, ()> {
+    let o = lookup_key_read(srv, c.db, key);
+    db::check_type(c, o, as_set)
 }
 
 /// The set stored at `key` without any lookup side effect (the caller did
@@ -125,8 +119,8 @@ fn add_reply_set_members(c: &mut Client, set: &SetValue) {
 pub fn sadd_command(srv: &mut Server, c: &mut Client) {
     let (dbid, max) = (c.db, max_intset_entries(srv));
     let key = c.argv[1].clone();
-    let set = match lookup_set_write(srv, dbid, &key) {
-        Err(WrongType) => return c.add_reply_wrongtype(),
+    let set = match lookup_set_write(srv, c, &key) {
+        Err(()) => return,
         Ok(Some(set)) => set,
         Ok(None) => {
             // The first member decides the starting encoding.
@@ -160,8 +154,8 @@ pub fn sadd_command(srv: &mut Server, c: &mut Client) {
 pub fn srem_command(srv: &mut Server, c: &mut Client) {
     let dbid = c.db;
     let key = c.argv[1].clone();
-    let set = match lookup_set_write(srv, dbid, &key) {
-        Err(WrongType) => return c.add_reply_wrongtype(),
+    let set = match lookup_set_write(srv, c, &key) {
+        Err(()) => return,
         Ok(None) => return c.add_reply_integer(0),
         Ok(Some(set)) => set,
     };
@@ -196,15 +190,16 @@ pub fn srem_command(srv: &mut Server, c: &mut Client) {
 pub fn smove_command(srv: &mut Server, c: &mut Client) {
     let (dbid, max) = (c.db, max_intset_entries(srv));
     let (src, dst, ele) = (c.argv[1].clone(), c.argv[2].clone(), c.argv[3].clone());
-    let src_state = lookup_set_write(srv, dbid, &src).map(|s| s.is_some());
-    let dst_state = lookup_set_write(srv, dbid, &dst).map(|s| s.is_some());
-    // A missing source answers 0 before any type check.
-    let (src_exists, dst_exists) = match (src_state, dst_state) {
-        (Ok(false), _) => return c.add_reply_integer(0),
-        (Ok(true), Ok(d)) => (true, d),
-        _ => return c.add_reply_wrongtype(),
-    };
-    debug_assert!(src_exists);
+    // Both keys are looked up (and expired) first, as in Redis; a missing
+    // source then answers 0 before either type is checked.
+    let src_exists = lookup_key_write(srv, dbid, &src).is_some();
+    let dst_exists = lookup_key_write(srv, dbid, &dst).is_some();
+    if !src_exists {
+        return c.add_reply_integer(0);
+    }
+    if lookup_set_write(srv, c, &src).is_err() || lookup_set_write(srv, c, &dst).is_err() {
+        return;
+    }
     // Same key: nothing moves; the answer is whether the member is there.
     if src == dst {
         let is_member = set_at(srv, dbid, &src).is_some_and(|s| set_type_is_member(s, &ele));
@@ -254,9 +249,9 @@ pub fn smove_command(srv: &mut Server, c: &mut Client) {
 /// SISMEMBER key member
 // redis: t_set.c sismemberCommand
 pub fn sismember_command(srv: &mut Server, c: &mut Client) {
-    let dbid = c.db;
-    match lookup_set_read(srv, dbid, &c.argv[1]) {
-        Err(WrongType) => c.add_reply_wrongtype(),
+    let key = c.argv[1].clone();
+    match lookup_set_read(srv, c, &key) {
+        Err(()) => {}
         Ok(None) => c.add_reply_integer(0),
         Ok(Some(set)) => {
             let is_member = set_type_is_member(set, c.arg(2));
@@ -268,10 +263,10 @@ pub fn sismember_command(srv: &mut Server, c: &mut Client) {
 /// SMISMEMBER key member [member ...]
 // redis: t_set.c smismemberCommand
 pub fn smismember_command(srv: &mut Server, c: &mut Client) {
-    let dbid = c.db;
     // A missing key is an empty set: every answer is 0.
-    let set = match lookup_set_read(srv, dbid, &c.argv[1]) {
-        Err(WrongType) => return c.add_reply_wrongtype(),
+    let key = c.argv[1].clone();
+    let set = match lookup_set_read(srv, c, &key) {
+        Err(()) => return,
         Ok(set) => set,
     };
     let mut body = BytesMut::new();
@@ -288,8 +283,9 @@ pub fn smismember_command(srv: &mut Server, c: &mut Client) {
 /// SCARD key
 // redis: t_set.c scardCommand
 pub fn scard_command(srv: &mut Server, c: &mut Client) {
-    match lookup_set_read(srv, c.db, &c.argv[1]) {
-        Err(WrongType) => c.add_reply_wrongtype(),
+    let key = c.argv[1].clone();
+    match lookup_set_read(srv, c, &key) {
+        Err(()) => {}
         Ok(None) => c.add_reply_integer(0),
         Ok(Some(set)) => c.add_reply_integer(set_type_size(set) as i64),
     }
@@ -307,8 +303,8 @@ pub fn spop_command(srv: &mut Server, c: &mut Client) {
     }
     let dbid = c.db;
     let key = c.argv[1].clone();
-    let set = match lookup_set_write(srv, dbid, &key) {
-        Err(WrongType) => return c.add_reply_wrongtype(),
+    let set = match lookup_set_write(srv, c, &key) {
+        Err(()) => return,
         Ok(None) => return c.add_reply_null(),
         Ok(Some(set)) => set,
     };
@@ -349,8 +345,8 @@ fn spop_with_count_command(srv: &mut Server, c: &mut Client) {
     };
     let (dbid, max) = (c.db, max_intset_entries(srv));
     let key = c.argv[1].clone();
-    let set = match lookup_set_write(srv, dbid, &key) {
-        Err(WrongType) => return c.add_reply_wrongtype(),
+    let set = match lookup_set_write(srv, c, &key) {
+        Err(()) => return,
         Ok(None) => return c.add_reply_set_len(0),
         Ok(Some(set)) => set,
     };
@@ -445,8 +441,9 @@ pub fn srandmember_command(srv: &mut Server, c: &mut Client) {
     } else if c.argc() > 3 {
         return c.add_reply_syntax_error();
     }
-    match lookup_set_read(srv, c.db, &c.argv[1]) {
-        Err(WrongType) => c.add_reply_wrongtype(),
+    let key = c.argv[1].clone();
+    match lookup_set_read(srv, c, &key) {
+        Err(()) => {}
         Ok(None) => c.add_reply_null(),
         Ok(Some(set)) => match set_type_random_element(set) {
             Some(ele) => c.add_reply_bulk(&ele),
@@ -469,8 +466,9 @@ fn srandmember_with_count_command(srv: &mut Server, c: &mut Client) {
         Some(l) => l,
     };
     let (count, uniq) = (l.unsigned_abs() as usize, l >= 0);
-    let set = match lookup_set_read(srv, c.db, &c.argv[1]) {
-        Err(WrongType) => return c.add_reply_wrongtype(),
+    let key = c.argv[1].clone();
+    let set = match lookup_set_read(srv, c, &key) {
+        Err(()) => return,
         Ok(None) => return c.add_reply_array_len(0),
         Ok(Some(set)) => set,
     };
@@ -583,10 +581,10 @@ pub fn sintercard_command(srv: &mut Server, c: &mut Client) {
 /// Look every key up, in order. Err on the first key that is not a set;
 /// Ok(true) if some key is missing. Read lookups even for the STORE forms,
 /// as in Redis 7.0: a missing source counts as a miss and emits "keymiss".
-fn lookup_all_sets(srv: &mut Server, dbid: usize, keys: &[Bytes]) -> Result<bool, WrongType> {
+fn lookup_all_sets(srv: &mut Server, c: &mut Client, keys: &[Bytes]) -> Result<bool, ()> {
     let mut missing = false;
     for key in keys {
-        missing |= lookup_set_read(srv, dbid, key)?.is_none();
+        missing |= lookup_set_read(srv, c, key)?.is_none();
     }
     Ok(missing)
 }
@@ -603,8 +601,8 @@ fn sinter_generic_command(
     limit: usize,
 ) {
     let (dbid, max) = (c.db, max_intset_entries(srv));
-    let Ok(missing) = lookup_all_sets(srv, dbid, keys) else {
-        return c.add_reply_wrongtype();
+    let Ok(missing) = lookup_all_sets(srv, c, keys) else {
+        return;
     };
     // A missing key is an empty set, and so is the intersection.
     if missing {
@@ -722,8 +720,8 @@ fn sunion_diff_generic_command(
     op: SetOp,
 ) {
     let (dbid, max) = (c.db, max_intset_entries(srv));
-    if lookup_all_sets(srv, dbid, keys).is_err() {
-        return c.add_reply_wrongtype();
+    if lookup_all_sets(srv, c, keys).is_err() {
+        return;
     }
     let sets: Vec<Option<&SetValue>> = keys.iter().map(|k| set_at(srv, dbid, k)).collect();
     let result = sunion_diff(&sets, op, max);
@@ -812,8 +810,8 @@ pub fn sscan_command(srv: &mut Server, c: &mut Client) {
         return c.add_reply_error("ERR invalid cursor");
     };
     let key = c.argv[1].clone();
-    match lookup_set_read(srv, c.db, &key) {
-        Err(WrongType) => c.add_reply_wrongtype(),
+    match lookup_set_read(srv, c, &key) {
+        Err(()) => {}
         Ok(None) => add_reply_empty_scan(c),
         Ok(Some(_)) => scan_generic_command(srv, c, Some(&key), cursor),
     }

@@ -113,13 +113,11 @@ fn check_string_length_or_reply(c: &mut Client, len: usize, append: usize, max: 
     ok
 }
 
-/// The string value of `o`, or a WRONGTYPE reply (checkType).
-fn str_or_wrongtype<'a>(c: &mut Client, o: &'a mut RObj) -> Option<&'a mut StrValue> {
-    let s = o.as_str_mut();
-    if s.is_none() {
-        c.add_reply_wrongtype();
-    }
-    s
+/// The string value of `o`, or None after a WRONGTYPE reply: checkType(o,
+/// OBJ_STRING) for a key already looked up, shared by the bit and HLL
+/// commands that store their data in strings.
+pub(crate) fn str_or_wrongtype<'a>(c: &mut Client, o: &'a mut RObj) -> Option<&'a mut StrValue> {
+    db::check_type(c, Some(o), RObj::as_str_mut).ok().flatten()
 }
 
 /// A new string object holding `v`, with the current LRU clock.
@@ -131,15 +129,10 @@ fn new_string(srv: &Server, v: StrValue) -> RObj {
 /// WRONGTYPE, so SET ... GET and GETSET stop before writing anything.
 fn get_generic_command(srv: &mut Server, c: &mut Client) -> Result<(), ()> {
     let key = c.argv[1].clone();
-    match db::lookup_key_read(srv, c.db, &key) {
+    let o = db::lookup_key_read(srv, c.db, &key);
+    match db::check_type(c, o, RObj::as_str_mut)? {
         None => c.add_reply_null(),
-        Some(o) => match o.as_str() {
-            None => {
-                c.add_reply_wrongtype();
-                return Err(());
-            }
-            Some(s) => c.add_reply_bulk(&s.as_bytes()),
-        },
+        Some(s) => c.add_reply_bulk(&s.as_bytes()),
     }
     Ok(())
 }

@@ -778,9 +778,12 @@ fn any_zset_exists(srv: &mut Server, c: &Client, keys: &[Bytes]) -> bool {
 /// Block for `keys` unless one of them holds another type (then the pop's
 /// own WRONGTYPE reply is what Redis sends).
 fn park_for_zsets(srv: &mut Server, c: &mut Client, keys: &[Bytes], timeout: i64) {
+    // No key holds a sorted set (any_zset_exists said so): an existing key
+    // is of another type.
     for k in keys {
-        if lookup_key_write(srv, c.db, k).is_some() {
-            return c.add_reply_wrongtype();
+        let o = lookup_key_write(srv, c.db, k);
+        if zset_of(o, c).is_err() {
+            return;
         }
     }
     crate::blocked::block_for_keys(srv, c, crate::blocked::BlockType::ZSet, keys, timeout);
@@ -1096,22 +1099,23 @@ fn zunion_inter_diff_generic_command(
     let mut srcs: Vec<Vec<(Vec<u8>, f64)>> = Vec::with_capacity(setnum);
     for j in 0..setnum {
         let key = c.argv[numkeys_idx + 1 + j].clone();
-        match lookup_key_read(srv, c.db, &key) {
+        // Sorted sets and plain sets are both accepted here.
+        let o = lookup_key_read(srv, c.db, &key);
+        let Ok(o) = crate::db::check_type(c, o, |o| {
+            matches!(o.value, Value::ZSet(_) | Value::Set(_)).then_some(&mut o.value)
+        }) else {
+            return;
+        };
+        match o {
             None => srcs.push(Vec::new()),
-            Some(RObj {
-                value: Value::ZSet(z),
-                ..
-            }) => srcs.push(z.to_vec(false)),
+            Some(Value::ZSet(z)) => srcs.push(z.to_vec(false)),
             // A plain set takes part with every score 1.0.
-            Some(RObj {
-                value: Value::Set(set),
-                ..
-            }) => srcs.push(
+            Some(Value::Set(set)) => srcs.push(
                 storage::t_set::set_type_iter(set)
                     .map(|e| (e.to_vec(), 1.0))
                     .collect(),
             ),
-            Some(_) => return c.add_reply_wrongtype(),
+            Some(_) => unreachable!("check_type let only sets and sorted sets through"),
         }
     }
     let Some(opts) = parse_setop_opts(
