@@ -148,6 +148,9 @@ pub fn run(args: &[String]) -> i32 {
     if !server::adjust_open_files_limit(&mut config) {
         return 1;
     }
+    // The keyspace dicts grow only when that keeps used_memory under
+    // maxmemory (dbDictType's expandAllowed).
+    storage::dict::set_expand_allowed(evict::dict_expand_allowed);
     let mut srv = match server::Server::new(config) {
         Ok(s) => s,
         Err(e) => {
