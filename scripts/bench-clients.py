@@ -172,8 +172,14 @@ def main():
     keys = ["connect_s", "park_s", "idle_cpu_pct", "get_p50_us", "get_p99_us"]
     print(f"\nmedians over {a.rounds} rounds, {a.clients} clients blocked in BLPOP:")
     print(f"{'':14}" + "".join(f"{k:>14}" for k in keys))
-    for name, rs in results.items():
-        print(f"{name:14}" + "".join(f"{statistics.median(x[k] for x in rs):14.2f}" for k in keys))
+    med = {name: {k: statistics.median(x[k] for x in rs) for k in keys}
+           for name, rs in results.items()}
+    for name in results:
+        print(f"{name:14}" + "".join(f"{med[name][k]:14.2f}" for k in keys))
+    # redis-lite / redis-server: above 1 means redis-lite is slower.
+    print(f"{'lite/redis':14}" + "".join(
+        f"{med['redis-lite'][k] / med['redis-server'][k]:14.2f}"
+        if med["redis-server"][k] else f"{'-':>14}" for k in keys))
 
 
 if __name__ == "__main__":

@@ -219,3 +219,39 @@ fn debug_client_eviction_lists_the_buckets() {
     expect[1] = "1".into();
     assert_eq!(outcome.2, expect);
 }
+
+/// The query buffer as Redis sizes it: a fresh client's read buffer is
+/// the jemalloc class of 16 KB plus the sds header (20474 bytes of room);
+/// a big argument's `$<len>` line reserves room for all of it at once,
+/// which the cron then trims to the argument's length: a partly sent
+/// 100,000-byte argument settles at qbuf + qbuf-free = 100,000 (a buffer
+/// grown as the bytes come would stay at 16 KB and some). Both servers
+/// give the same numbers.
+#[test]
+fn query_buffer_sizes_are_redis_sizes() {
+    let outcome = run_on_both(|p| {
+        let mut ctl = control(p);
+        let mut c = named(p, "t");
+        let sizes = |ctl: &mut Conn| {
+            let q: usize = client_field(ctl, "t", "qbuf").unwrap().parse().unwrap();
+            let f: usize = client_field(ctl, "t", "qbuf-free")
+                .unwrap()
+                .parse()
+                .unwrap();
+            (q, f)
+        };
+        let fresh = sizes(&mut ctl);
+        c.send(b"*3\r\n$3\r\nSET\r\n$1\r\nx\r\n$100000\r\n")
+            .unwrap();
+        c.send(&[b'A'; 1000]).unwrap();
+        let settled = wait_for(|| sizes(&mut ctl) == (1000, 99_000));
+        let partial = sizes(&mut ctl);
+        assert!(settled, "{partial:?}");
+        let mut rest = vec![b'A'; 99_000];
+        rest.extend_from_slice(b"\r\n");
+        c.send(&rest).unwrap();
+        assert_eq!(c.read_reply().unwrap(), b"+OK\r\n");
+        (fresh, partial)
+    });
+    assert_eq!(outcome, ((0, 20474), (1000, 99_000)));
+}

@@ -336,3 +336,126 @@ fn bind_takes_several_addresses_and_optional_ones() {
     let bind = c.must(&["CONFIG", "GET", "bind"]);
     assert!(String::from_utf8_lossy(&bind).contains("127.0.0.1 -192.0.2.1"));
 }
+
+/// The replica's side of a link (`slaveN:ip=...` on the master) when the
+/// replica binds its connection to `source` first (`bind-source-addr`).
+/// The master runs without protected mode: Redis counts only 127.0.0.1
+/// and ::1 as local, and the replica may come from elsewhere in 127/8.
+fn replica_ip_seen_by_master(
+    start: &dyn Fn(&[&str]) -> Option<common::Process>,
+    source: &str,
+) -> Option<String> {
+    let master = start(&["--protected-mode", "no"])?;
+    let master_port = master.port.to_string();
+    let replica = start(&[
+        "--bind-source-addr",
+        source,
+        "--replicaof",
+        "127.0.0.1",
+        &master_port,
+    ])?;
+    let mut m = master.connect();
+    let mut r = replica.connect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while info_field(&mut r, "replication", "master_link_status") != "up" {
+        assert!(std::time::Instant::now() < deadline, "link never came up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let slave0 = info_field(&mut m, "replication", "slave0");
+    Some(
+        slave0
+            .split(',')
+            .find_map(|kv| kv.strip_prefix("ip="))
+            .unwrap_or("")
+            .to_string(),
+    )
+}
+
+#[test]
+fn bind_source_addr_is_the_replicas_address_on_its_link() {
+    // On Linux the whole of 127/8 is the loopback interface.
+    let ours = replica_ip_seen_by_master(&|a| Some(Server::start_with(a)), "127.0.0.2").unwrap();
+    assert_eq!(ours, "127.0.0.2");
+    if let Some(theirs) = replica_ip_seen_by_master(&|a| RealRedis::start_with(a), "127.0.0.2") {
+        assert_eq!(ours, theirs, "redis-lite vs redis-server");
+    }
+}
+
+#[test]
+fn bind_source_addr_that_cannot_bind_is_dropped_for_the_connect() {
+    // 192.0.2.1 (a documentation address) is not on this host: Redis's
+    // best-effort binding connects from the default address instead.
+    let ours = replica_ip_seen_by_master(&|a| Some(Server::start_with(a)), "192.0.2.1").unwrap();
+    assert_eq!(ours, "127.0.0.1");
+    if let Some(theirs) = replica_ip_seen_by_master(&|a| RealRedis::start_with(a), "192.0.2.1") {
+        assert_eq!(ours, theirs, "redis-lite vs redis-server");
+    }
+}
+
+/// Start `bin` with `bind ""` and the extra arguments, without waiting for
+/// a TCP PING (there is no TCP listener).
+fn spawn_unbound(bin: &std::path::Path, port: u16, extra: &[&str]) -> std::process::Child {
+    let dir = common::temp_path("unbound");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::process::Command::new(bin)
+        .current_dir(&dir)
+        .args(["--port", &port.to_string(), "--save", "", "--bind", ""])
+        .args(extra)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn server")
+}
+
+/// `bind ""` and no unix socket: the server refuses to start. With a unix
+/// socket it serves there and nothing listens on the TCP port.
+fn unbound_behaviour(bin: &std::path::Path) -> (String, Vec<u8>, bool) {
+    let port = common::free_port();
+    let out = spawn_unbound(bin, port, &[]).wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&out.stdout).into_owned();
+    let fatal = log
+        .lines()
+        .find(|l| l.contains("listen anywhere"))
+        .map(|l| l[l.find("Configured").unwrap()..].to_string())
+        .unwrap_or_else(|| format!("no such line in:\n{log}"));
+    assert!(!out.status.success());
+    let sock = common::temp_path("unbound-sock").with_extension("sock");
+    let mut child = spawn_unbound(bin, port, &["--unixsocket", sock.to_str().unwrap()]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut unix = loop {
+        if let Ok(s) = std::os::unix::net::UnixStream::connect(&sock) {
+            break s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "unix socket never served"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::io::Write::write_all(&mut unix, b"PING\r\n").unwrap();
+    unix.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 64];
+    let n = std::io::Read::read(&mut unix, &mut buf).unwrap();
+    let tcp_refused = std::net::TcpStream::connect(("127.0.0.1", port)).is_err();
+    let _ = child.kill();
+    let _ = child.wait();
+    (fatal, buf[..n].to_vec(), tcp_refused)
+}
+
+#[test]
+fn empty_bind_listens_on_no_tcp_socket() {
+    let ours = unbound_behaviour(std::path::Path::new(env!("CARGO_BIN_EXE_redis-lite")));
+    assert_eq!(
+        ours,
+        (
+            "Configured to not listen anywhere, exiting.".to_string(),
+            b"+PONG\r\n".to_vec(),
+            true
+        )
+    );
+    if let Some(bin) = common::require_tool("redis-server") {
+        assert_eq!(ours, unbound_behaviour(&bin), "redis-lite vs redis-server");
+    }
+}

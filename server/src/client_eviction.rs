@@ -120,7 +120,8 @@ pub fn client_reply_memory(c: &Client) -> usize {
 /// with the server's tables). CLIENT LIST's tot-mem is this number.
 pub fn get_client_memory_usage(c: &Client) -> usize {
     let mut mem = client_reply_memory(c);
-    mem += c.querybuf.capacity();
+    // sdsZmallocSize: the allocation, header and size class included.
+    mem += crate::networking::querybuf_alloc_size(&c.querybuf);
     mem += std::mem::size_of::<Client>();
     // Like Redis, only the argument lengths (argv_len_sum), not the unused
     // space around them: enough to spot a problematic client.

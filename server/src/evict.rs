@@ -38,6 +38,7 @@
 //! Client eviction (maxmemory-clients) frees connections, not keys: see
 //! client_eviction.rs.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use storage::object::RObj;
@@ -333,6 +334,49 @@ fn layout_excess_over_redis(srv: &Server, repl_buffer_mem: usize) -> usize {
     (backlog + replicas).saturating_sub(repl_buffer_mem)
 }
 
+/// maxmemory as the config last set it, and the not-counted overhead (the
+/// replication buffers) as the last maxmemory check measured it: what
+/// dictExpandAllowed, asked from deep inside the keyspace with no server at
+/// hand, compares used_memory with.
+static MAXMEMORY: AtomicUsize = AtomicUsize::new(0);
+static NOT_COUNTED: AtomicUsize = AtomicUsize::new(0);
+
+/// Called whenever the config's maxmemory is (re)read.
+pub fn publish_maxmemory(maxmemory: u64) {
+    MAXMEMORY.store(maxmemory as usize, Ordering::Relaxed);
+}
+
+/// HASHTABLE_MAX_LOAD_FACTOR: past this many entries per bucket a keyspace
+/// dict grows whatever the memory (lookups would get slow).
+const HASHTABLE_MAX_LOAD_FACTOR: f64 = 1.618;
+
+/// overMaxmemoryAfterAlloc: would allocating `moremem` more bytes put
+/// used_memory (less what maxmemory does not count) over the limit?
+fn over_maxmemory_after_alloc(moremem: usize) -> bool {
+    let maxmemory = MAXMEMORY.load(Ordering::Relaxed);
+    if maxmemory == 0 {
+        return false;
+    }
+    let mem_used = crate::memory::used_memory();
+    if mem_used.saturating_add(moremem) <= maxmemory {
+        return false;
+    }
+    let mem_used = mem_used.saturating_sub(NOT_COUNTED.load(Ordering::Relaxed));
+    mem_used.saturating_add(moremem) > maxmemory
+}
+
+/// dictExpandAllowed: a keyspace dict that is not yet overfull (at most
+/// HASHTABLE_MAX_LOAD_FACTOR entries per bucket) does not grow when its new
+/// bucket array would push used_memory over maxmemory: the allocation
+/// itself would make the next command evict (or refuse writes).
+pub fn dict_expand_allowed(more_mem: usize, used_ratio: f64) -> bool {
+    if used_ratio <= HASHTABLE_MAX_LOAD_FACTOR {
+        !over_maxmemory_after_alloc(more_mem)
+    } else {
+        true
+    }
+}
+
 /// getMaxmemoryState: Ok when under the limit (or no limit), else Err with
 /// how many bytes must be freed.
 pub fn get_maxmemory_state(srv: &mut Server) -> Result<(), usize> {
@@ -345,6 +389,7 @@ pub fn get_maxmemory_state(srv: &mut Server) -> Result<(), usize> {
         return Ok(());
     }
     let overhead = free_memory_get_not_counted_memory(srv);
+    NOT_COUNTED.store(overhead, Ordering::Relaxed);
     let mem_used = mem_reported.saturating_sub(overhead);
     if mem_used <= maxmemory {
         return Ok(());

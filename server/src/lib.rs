@@ -148,6 +148,9 @@ pub fn run(args: &[String]) -> i32 {
     if !server::adjust_open_files_limit(&mut config) {
         return 1;
     }
+    // The keyspace dicts grow only when that keeps used_memory under
+    // maxmemory (dbDictType's expandAllowed).
+    storage::dict::set_expand_allowed(evict::dict_expand_allowed);
     let mut srv = match server::Server::new(config) {
         Ok(s) => s,
         Err(e) => {
@@ -247,7 +250,8 @@ pub fn run(args: &[String]) -> i32 {
 }
 
 /// listenToPort: bind every `bind` address. A leading `-` marks an optional
-/// address (Redis's `-::*`): failing to bind it is not an error.
+/// address (Redis's `-::*`): failing to bind it because it is not on this
+/// host is not an error. An empty `bind` listens on no TCP socket.
 pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
     let port = srv.config.port;
     let binds = srv.config.bind.clone();
@@ -279,23 +283,38 @@ pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
                     .map_err(|e| format!("Could not register listener: {e}"))?;
                 srv.listeners.push(l);
             }
-            Err(e) if optional => {
-                server_log(
-                    LogLevel::Verbose,
-                    &format!("Skipping optional bind {addr}: {e}"),
-                );
-            }
             Err(e) => {
-                return Err(format!(
-                    "Warning: Could not create server TCP listening socket {addr}:{port}: bind: {}",
-                    config::strerror(&e)
-                ));
+                server_log(
+                    LogLevel::Warning,
+                    &format!(
+                        "Warning: Could not create server TCP listening socket {addr}:{port}: bind: {}",
+                        config::strerror(&e)
+                    ),
+                );
+                // An optional address that is not on this host, or a
+                // family the host has no support for, is skipped.
+                let skip = match e.raw_os_error() {
+                    Some(libc::EADDRNOTAVAIL) => optional,
+                    Some(
+                        libc::ENOPROTOOPT
+                        | libc::EPROTONOSUPPORT
+                        | libc::ESOCKTNOSUPPORT
+                        | libc::EPFNOSUPPORT
+                        | libc::EAFNOSUPPORT,
+                    ) => true,
+                    _ => false,
+                };
+                if !skip {
+                    for mut l in std::mem::take(&mut srv.listeners) {
+                        let _ = srv.poll.registry().deregister(&mut l);
+                    }
+                    return Err(format!("Failed listening on port {port} (TCP), aborting."));
+                }
             }
         }
     }
-    if srv.listeners.is_empty() {
-        return Err(format!("Failed listening on port {port} (TCP), aborting."));
-    }
+    // No address at all (`bind ""`) means no TCP listener, as in Redis;
+    // initServer then needs the unix socket.
     Ok(())
 }
 
@@ -332,37 +351,17 @@ pub fn anet_tcp_server(addr: std::net::SocketAddr, backlog: i32) -> std::io::Res
             &one as *const _ as *const libc::c_void,
             sz,
         );
-        let bound = match addr {
-            std::net::SocketAddr::V6(v6) => {
-                libc::setsockopt(
-                    fd,
-                    libc::IPPROTO_IPV6,
-                    libc::IPV6_V6ONLY,
-                    &one as *const _ as *const libc::c_void,
-                    sz,
-                );
-                let mut sa: libc::sockaddr_in6 = std::mem::zeroed();
-                sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-                sa.sin6_port = v6.port().to_be();
-                sa.sin6_addr.s6_addr = v6.ip().octets();
-                libc::bind(
-                    fd,
-                    &sa as *const _ as *const libc::sockaddr,
-                    std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
-                )
-            }
-            std::net::SocketAddr::V4(v4) => {
-                let mut sa: libc::sockaddr_in = std::mem::zeroed();
-                sa.sin_family = libc::AF_INET as libc::sa_family_t;
-                sa.sin_port = v4.port().to_be();
-                sa.sin_addr.s_addr = u32::from_ne_bytes(v4.ip().octets());
-                libc::bind(
-                    fd,
-                    &sa as *const _ as *const libc::sockaddr,
-                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-                )
-            }
-        };
+        if addr.is_ipv6() {
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_IPV6,
+                libc::IPV6_V6ONLY,
+                &one as *const _ as *const libc::c_void,
+                sz,
+            );
+        }
+        let (sa, len) = sockaddr_of(&addr);
+        let bound = libc::bind(fd, &sa as *const _ as *const libc::sockaddr, len);
         if bound < 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -370,6 +369,132 @@ pub fn anet_tcp_server(addr: std::net::SocketAddr, backlog: i32) -> std::io::Res
             return Err(std::io::Error::last_os_error());
         }
         Ok(TcpListener::from_std(listener))
+    }
+}
+
+/// A `SocketAddr` as the C `struct sockaddr` bind(2) and connect(2) take.
+fn sockaddr_of(addr: &std::net::SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain data, valid zeroed, and large
+    // enough for either family's struct written into it.
+    unsafe {
+        let mut ss: libc::sockaddr_storage = std::mem::zeroed();
+        let len = match addr {
+            std::net::SocketAddr::V6(v6) => {
+                let sa = &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in6);
+                sa.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+                sa.sin6_port = v6.port().to_be();
+                sa.sin6_addr.s6_addr = v6.ip().octets();
+                sa.sin6_scope_id = v6.scope_id();
+                std::mem::size_of::<libc::sockaddr_in6>()
+            }
+            std::net::SocketAddr::V4(v4) => {
+                let sa = &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in);
+                sa.sin_family = libc::AF_INET as libc::sa_family_t;
+                sa.sin_port = v4.port().to_be();
+                sa.sin_addr.s_addr = u32::from_ne_bytes(v4.ip().octets());
+                std::mem::size_of::<libc::sockaddr_in>()
+            }
+        };
+        (ss, len as libc::socklen_t)
+    }
+}
+
+/// anetTcpNonBlockBestEffortBindConnect: resolve `host`, and for each of
+/// its addresses open a non-blocking socket and start connect(2)
+/// (EINPROGRESS is the normal answer), the next address when socket() or
+/// connect() fails. With `source` (`bind-source-addr`) the socket is first
+/// bound to the first address of it that binds; when none does (or nothing
+/// connects) the whole attempt is made again without a source address, the
+/// "best effort" binding of Redis's replica and cluster links. The error is
+/// the text Redis logs after "Unable to connect to MASTER: ".
+// redis: anet.c anetTcpGenericConnect (ANET_CONNECT_BE_BINDING)
+pub fn anet_tcp_nonblock_bind_connect(
+    host: &str,
+    port: u16,
+    source: Option<&str>,
+) -> Result<mio::net::TcpStream, String> {
+    match tcp_generic_connect(host, port, source) {
+        Err(_) if source.is_some() => tcp_generic_connect(host, port, None),
+        done => done,
+    }
+}
+
+/// One attempt of anetTcpGenericConnect (see above).
+fn tcp_generic_connect(
+    host: &str,
+    port: u16,
+    source: Option<&str>,
+) -> Result<mio::net::TcpStream, String> {
+    use std::net::ToSocketAddrs;
+    use std::os::fd::FromRawFd;
+    let targets: Vec<std::net::SocketAddr> = match (host, port).to_socket_addrs() {
+        Ok(a) => a.collect(),
+        Err(e) => return Err(gai_error(&e)),
+    };
+    let mut last = String::from("no address");
+    for target in targets {
+        let family = if target.is_ipv6() {
+            libc::AF_INET6
+        } else {
+            libc::AF_INET
+        };
+        // SAFETY: plain socket calls on a descriptor we own: it is wrapped in
+        // a std stream at once, so every early return closes it.
+        unsafe {
+            let fd = libc::socket(
+                family,
+                libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                0,
+            );
+            if fd < 0 {
+                last = config::strerror(&std::io::Error::last_os_error());
+                continue;
+            }
+            let stream = std::net::TcpStream::from_raw_fd(fd);
+            let one: libc::c_int = 1;
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_REUSEADDR,
+                &one as *const _ as *const libc::c_void,
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+            if let Some(src) = source {
+                let sources = (src, 0).to_socket_addrs().map_err(|e| gai_error(&e))?;
+                let mut bound = false;
+                let mut err = std::io::Error::from_raw_os_error(libc::EADDRNOTAVAIL);
+                for s in sources {
+                    let (sa, len) = sockaddr_of(&s);
+                    if libc::bind(fd, &sa as *const _ as *const libc::sockaddr, len) == 0 {
+                        bound = true;
+                        break;
+                    }
+                    err = std::io::Error::last_os_error();
+                }
+                if !bound {
+                    return Err(format!("bind: {}", config::strerror(&err)));
+                }
+            }
+            let (sa, len) = sockaddr_of(&target);
+            if libc::connect(fd, &sa as *const _ as *const libc::sockaddr, len) < 0 {
+                let err = std::io::Error::last_os_error();
+                if err.raw_os_error() != Some(libc::EINPROGRESS) {
+                    last = config::strerror(&err);
+                    continue;
+                }
+            }
+            return Ok(mio::net::TcpStream::from_std(stream));
+        }
+    }
+    Err(last)
+}
+
+/// A failed name lookup as gai_strerror says it (std prefixes its own words).
+fn gai_error(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.strip_prefix("failed to lookup address information: ") {
+        Some(rest) => rest.to_string(),
+        None => s,
     }
 }
 

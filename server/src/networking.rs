@@ -33,10 +33,6 @@ pub const PROTO_IOBUF_LEN: usize = 16 * 1024;
 /// PROTO_MBULK_BIG_ARG: arguments of at least 32 KB are read in one piece.
 pub const PROTO_MBULK_BIG_ARG: usize = protocol::request::PROTO_MBULK_BIG_ARG;
 
-/// The largest single read for a big argument: the buffer then grows by
-/// doubling as the bytes really arrive.
-pub const PROTO_MBULK_MAX_READ: usize = 1024 * 1024;
-
 /// NET_MAX_WRITES_PER_EVENT: at most 64 KB are written to one client per
 /// loop pass, so one huge reply (KEYS * on a big db) cannot starve others.
 pub const NET_MAX_WRITES_PER_EVENT: usize = 64 * 1024;
@@ -524,22 +520,32 @@ fn raw_fd(stream: &TcpStream) -> i32 {
 /// about 16 KB of commands per pass, interleaved with everybody else.
 pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     let old_len = c.querybuf.len();
+    let master = c.has_flag(CLIENT_MASTER);
     // Normally 16 KB. For a big argument (>= 32 KB) being received, read
-    // what is still missing of it (readQueryFromClient's
-    // PROTO_MBULK_BIG_ARG case), but at most PROTO_MBULK_MAX_READ at a time:
-    // unlike Redis, we never reserve memory for bytes a client only
-    // *announced* (`$500000000` followed by nothing).
+    // exactly what is still missing of it, so the buffer ends where the
+    // argument does (readQueryFromClient's PROTO_MBULK_BIG_ARG case); the
+    // master's stream reads at least 16 KB.
     let mut readlen = PROTO_IOBUF_LEN;
-    let mut big_arg = None;
+    let mut big_arg = false;
     if let Some(bulklen) = c.parser.pending_bulk_len() {
-        if bulklen >= PROTO_MBULK_BIG_ARG && bulklen + 2 > old_len {
-            readlen = (bulklen + 2 - old_len).min(PROTO_MBULK_MAX_READ);
-            big_arg = Some(bulklen + 2);
+        if bulklen >= PROTO_MBULK_BIG_ARG {
+            big_arg = true;
+            let remaining = (bulklen + 2).saturating_sub(old_len);
+            if remaining > 0 {
+                readlen = remaining;
+            }
+            if master && readlen < PROTO_IOBUF_LEN {
+                readlen = PROTO_IOBUF_LEN;
+            }
         }
     }
-    match big_arg {
-        Some(total) => make_room_for_big_arg(&mut c.querybuf, readlen, total),
-        None => c.querybuf.reserve(readlen),
+    // A big argument, or a first allocation: exactly the room wanted. Else
+    // sds's greedy growth, and read all the room there is.
+    if !master && (big_arg || c.querybuf.capacity() < PROTO_IOBUF_LEN) {
+        querybuf_make_room_non_greedy(&mut c.querybuf, readlen);
+    } else {
+        querybuf_make_room_greedy(&mut c.querybuf, readlen);
+        readlen = c.querybuf.capacity() - c.querybuf.len();
     }
     let Some(stream) = c.stream.as_mut() else {
         return;
@@ -625,22 +631,57 @@ pub fn read_query_from_client(srv: &mut Server, c: &mut Client) {
     process_input_buffer(srv, c);
 }
 
-/// Room for the next `readlen` bytes of a big argument whose `total`
-/// bytes (with its CRLF) end up in the buffer: doubling, so a huge argument
-/// is copied O(1) times per byte, but never past `total`, so the buffer
-/// ends at the argument's size as Redis's sdsMakeRoomForNonGreedy leaves
-/// it (a plain reserve may double past it: two clients sending the same
-/// argument could then hold twice as much as each other, and client
-/// eviction, which measures the allocation, would see it).
-fn make_room_for_big_arg(buf: &mut BytesMut, readlen: usize, total: usize) {
-    if buf.capacity() - buf.len() >= readlen {
-        return;
-    }
-    let need = buf.len() + readlen;
-    let want = (buf.capacity() * 2).min(total).max(need);
-    let mut grown = BytesMut::with_capacity(want);
+/// The room (sdsalloc) of an sds grown to hold `newlen` bytes: its header
+/// (by that length, never sdshdr5), the bytes and the NUL come from one
+/// jemalloc size class, and all of the class is room, up to what the header
+/// type can count (sdsMakeRoomFor's `usable - hdrlen - 1`). Sizing the query
+/// buffer the same way makes CLIENT LIST's qbuf-free and client eviction's
+/// measure Redis's numbers.
+pub fn sds_room_for(newlen: usize) -> usize {
+    let hdr = crate::object::sds_hdr_size(newlen).max(3);
+    let type_max = match hdr {
+        3 => 0xff,
+        5 => 0xffff,
+        9 => 0xffff_ffff,
+        _ => usize::MAX,
+    };
+    (crate::object::jemalloc_size_class(hdr + newlen + 1) - hdr - 1).min(type_max)
+}
+
+/// The allocation behind a query buffer of `room` bytes (sdsZmallocSize).
+pub fn querybuf_alloc_size(buf: &BytesMut) -> usize {
+    crate::object::sds_zmalloc_size(buf.len(), buf.capacity())
+}
+
+/// Move `buf`'s bytes into a new buffer with exactly `room` bytes of room.
+fn querybuf_realloc(buf: &mut BytesMut, room: usize) {
+    let mut grown = BytesMut::with_capacity(room);
     grown.extend_from_slice(buf);
     *buf = grown;
+}
+
+/// sdsMakeRoomForNonGreedy: room for `addlen` more bytes and no more.
+fn querybuf_make_room_non_greedy(buf: &mut BytesMut, addlen: usize) {
+    if buf.capacity() - buf.len() >= addlen {
+        return;
+    }
+    querybuf_realloc(buf, sds_room_for(buf.len() + addlen));
+}
+
+/// sdsMakeRoomFor: room for `addlen` more bytes, doubling the needed size
+/// below 1 MB (SDS_MAX_PREALLOC) and adding 1 MB above it.
+fn querybuf_make_room_greedy(buf: &mut BytesMut, addlen: usize) {
+    const SDS_MAX_PREALLOC: usize = 1024 * 1024;
+    if buf.capacity() - buf.len() >= addlen {
+        return;
+    }
+    let need = buf.len() + addlen;
+    let newlen = if need < SDS_MAX_PREALLOC {
+        need * 2
+    } else {
+        need + SDS_MAX_PREALLOC
+    };
+    querybuf_realloc(buf, sds_room_for(newlen));
 }
 
 /// One read(2) of at most `len` bytes appended to `buf`, like Redis's
@@ -676,19 +717,41 @@ fn read_into_spare_capacity(
 /// processInputBuffer: parse and run every complete command in the query
 /// buffer. Stops at a partial command, or when the client is to be closed.
 pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
-    process_commands_in_buffer(srv, c);
+    let fat_arg = process_commands_in_buffer(srv, c);
     // Trim the processed commands (Redis: sdsrange(querybuf, qb_pos, -1)).
     // Their bytes already left the front of the buffer; when no argument
     // points into it any more, the leftover partial command slides back to
     // the start and the whole allocation is free again. If something still
-    // holds a slice of it (a client name, a blocked command's argv), get the
-    // fresh 16 KB the next read would reserve anyway.
+    // holds a slice of it (a client name, a blocked command's argv, a big
+    // value kept as it was read), a fresh buffer: after an argument that
+    // was the whole buffer, one as big (Redis assumes another fat argument
+    // follows), else a read buffer of the usual size (sdsrange would keep
+    // the allocation; a big one the cron would trim anyway).
     if c.qb_pos > 0 {
         let free = c.querybuf.capacity() - c.querybuf.len();
         if !c.querybuf.try_reclaim(free + c.qb_pos) {
-            c.querybuf.reserve(PROTO_IOBUF_LEN);
+            let room = match fat_arg {
+                Some(n) => sds_room_for(n),
+                None => (c.querybuf.capacity() + c.qb_pos)
+                    .min(sds_room_for(c.querybuf.len() + PROTO_IOBUF_LEN)),
+            };
+            querybuf_realloc(&mut c.querybuf, room);
         }
         c.qb_pos = 0;
+    }
+    // A big argument on its way (its `$<len>` line read): room for all of
+    // it now, so it arrives in one piece and becomes the argument as it is
+    // (processMultibulkBuffer's PROTO_MBULK_BIG_ARG hint). Its length is at
+    // most proto-max-bulk-len, and one past client-query-buffer-limit
+    // closes the client at the next read. Not for our master, whose buffer
+    // also feeds the replication stream.
+    if !c.has_flag(CLIENT_MASTER) {
+        if let Some(bulklen) = c.parser.pending_bulk_len() {
+            if bulklen >= PROTO_MBULK_BIG_ARG && c.querybuf.len() <= bulklen + 2 {
+                let missing = bulklen + 2 - c.querybuf.len();
+                querybuf_make_room_non_greedy(&mut c.querybuf, missing);
+            }
+        }
     }
     // Measure the client again (client eviction): a big argument still
     // arriving grows the query buffer without any command running.
@@ -697,7 +760,10 @@ pub fn process_input_buffer(srv: &mut Server, c: &mut Client) {
 
 /// The loop of processInputBuffer. Every byte the parser takes is counted in
 /// `qb_pos`, so CLIENT LIST run from here still sees its own command.
-fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
+/// Returns the size (with its CRLF) of a big argument that filled the whole
+/// buffer and was taken from it, if one was.
+fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) -> Option<usize> {
+    let mut fat_arg = None;
     loop {
         if c.has_flag(
             CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_POSTPONED | CLIENT_BLOCKED,
@@ -710,7 +776,16 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
             authenticated: !auth_required(srv, c),
         };
         let before = c.querybuf.len();
+        // A big argument that is all the buffer holds is taken whole
+        // (Redis makes the sds itself the argument).
+        let fat = c
+            .parser
+            .pending_bulk_len()
+            .filter(|&b| b >= PROTO_MBULK_BIG_ARG && before == b + 2);
         let parsed = c.parser.next_command(&mut c.querybuf, &limits);
+        if fat.is_some() && c.querybuf.is_empty() {
+            fat_arg = fat.map(|b| b + 2);
+        }
         c.qb_pos += before.saturating_sub(c.querybuf.len());
         match parsed {
             Ok(None) => break,
@@ -781,6 +856,7 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
             }
         }
     }
+    fat_arg
 }
 
 /// process_command, with CLIENT REPLY OFF/SKIP applied: Redis's

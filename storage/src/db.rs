@@ -97,8 +97,8 @@ impl Db {
     pub fn new(id: usize) -> Db {
         Db {
             id,
-            dict: Dict::new(),
-            expires: Dict::new(),
+            dict: Dict::new_guarded(),
+            expires: Dict::new_guarded(),
             avg_ttl: 0,
             expires_cursor: 0,
             slots_to_keys: None,
@@ -187,8 +187,8 @@ impl Db {
     /// Detach both tables, leaving the db empty, and hand them to the caller
     /// (emptyDbAsync gives them to the lazy-free thread).
     pub fn take_tables(&mut self) -> (Dict<RObj>, Dict<i64>) {
-        let dict = std::mem::take(&mut self.dict);
-        let expires = std::mem::take(&mut self.expires);
+        let dict = std::mem::replace(&mut self.dict, Dict::new_guarded());
+        let expires = std::mem::replace(&mut self.expires, Dict::new_guarded());
         if let Some(index) = &mut self.slots_to_keys {
             index.clear();
         }
@@ -200,8 +200,8 @@ impl Db {
     /// Drop every key (FLUSHDB's synchronous form); returns how many there were.
     pub fn empty(&mut self) -> usize {
         let removed = self.dict.len();
-        self.dict = Dict::new();
-        self.expires = Dict::new();
+        self.dict = Dict::new_guarded();
+        self.expires = Dict::new_guarded();
         if let Some(index) = &mut self.slots_to_keys {
             index.clear();
         }

@@ -79,6 +79,20 @@ pub fn set_resize_allowed(enabled: bool) {
     DICT_CAN_RESIZE.store(enabled, Ordering::Relaxed);
 }
 
+/// The keyspace dicts' `expandAllowed` (dbDictType's dictExpandAllowed):
+/// asked with the bytes the bigger bucket array would take and the current
+/// entries-per-bucket ratio, it may refuse a growth that would push
+/// used_memory past maxmemory. The server installs it once at start-up.
+pub type ExpandAllowed = fn(more_mem: usize, used_ratio: f64) -> bool;
+
+static EXPAND_ALLOWED: OnceLock<ExpandAllowed> = OnceLock::new();
+
+/// Install the server's expandAllowed for every dict built with
+/// `Dict::new_guarded` (the first call wins).
+pub fn set_expand_allowed(f: ExpandAllowed) {
+    let _ = EXPAND_ALLOWED.set(f);
+}
+
 /// Is resizing currently allowed (dict_can_resize)?
 pub fn resize_allowed() -> bool {
     DICT_CAN_RESIZE.load(Ordering::Relaxed)
@@ -115,6 +129,9 @@ pub struct Dict<V> {
     rehashidx: isize,
     /// >0 while rehashing is paused (dictPauseRehashing).
     pauserehash: u32,
+    /// A keyspace dict: growth asks `EXPAND_ALLOWED` first (its dictType
+    /// has an expandAllowed callback).
+    guarded: bool,
 }
 
 impl<V> Default for Dict<V> {
@@ -131,7 +148,35 @@ impl<V> Dict<V> {
             ht_used: [0, 0],
             rehashidx: -1,
             pauserehash: 0,
+            guarded: false,
         }
+    }
+
+    /// A dict whose growth asks the server's expandAllowed first (the
+    /// keyspace and expires dicts: dbDictType / dbExpiresDictType).
+    pub fn new_guarded() -> Self {
+        let mut d = Self::new();
+        d.guarded = true;
+        d
+    }
+
+    /// dictTypeExpandAllowed: may the table grow to hold `used + 1`
+    /// entries? Only guarded dicts ask; the cost is the new bucket array.
+    fn type_expand_allowed(&self) -> bool {
+        if !self.guarded {
+            return true;
+        }
+        let Some(allowed) = EXPAND_ALLOWED.get() else {
+            return true;
+        };
+        let used = self.ht_used[0];
+        let size = self.ht_table[0].len();
+        let next = (used + 1)
+            .max(DICT_HT_INITIAL_SIZE)
+            .checked_next_power_of_two()
+            .unwrap_or(usize::MAX);
+        let more_mem = next.saturating_mul(mem::size_of::<Bucket<V>>());
+        allowed(more_mem, used as f64 / size as f64)
     }
 
     /// dictSize: entries in both tables.
@@ -392,7 +437,8 @@ impl<V> Dict<V> {
     /// _dictExpandIfNeeded, Redis 7.0's policy: an empty dict gets 4 buckets;
     /// once there are as many entries as buckets the table doubles (to the
     /// next power of two above `used`), unless resizing is disabled, in which
-    /// case only past 5 entries per bucket.
+    /// case only past 5 entries per bucket. A guarded dict also asks the
+    /// server's expandAllowed (no growth that would exceed maxmemory).
     fn expand_if_needed(&mut self) {
         if self.is_rehashing() {
             return;
@@ -403,7 +449,10 @@ impl<V> Dict<V> {
             return;
         }
         let used = self.ht_used[0];
-        if used >= size && (Self::resize_allowed() || used / size > DICT_FORCE_RESIZE_RATIO) {
+        if used >= size
+            && (Self::resize_allowed() || used / size > DICT_FORCE_RESIZE_RATIO)
+            && self.type_expand_allowed()
+        {
             self.expand(used + 1);
         }
     }

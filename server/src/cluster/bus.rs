@@ -79,6 +79,11 @@ pub struct HeaderInputs {
 /// Bind the bus port (clusterInit's listenToPort on the cluster port) on
 /// the first `bind` address, and register it in the loop.
 pub fn cluster_listen(srv: &mut Server, state: &mut ClusterState) -> Result<(), String> {
+    if srv.config.bind.is_empty() {
+        return Err(
+            "No bind address is configured, but it is required for the Cluster bus.".to_string(),
+        );
+    }
     let bind = srv
         .config
         .bind

@@ -242,6 +242,7 @@ impl Config {
         self.lazyfree_lazy_user_flush = self.b("lazyfree-lazy-user-flush");
         self.active_expire_effort = self.num("active-expire-effort");
         self.maxmemory = self.num("maxmemory") as u64;
+        crate::evict::publish_maxmemory(self.maxmemory);
         self.maxmemory_clients = self.num("maxmemory-clients");
         self.maxmemory_policy = policy_of(self.e("maxmemory-policy"));
         self.maxmemory_samples = self.num("maxmemory-samples");

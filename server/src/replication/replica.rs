@@ -42,7 +42,6 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::net::ToSocketAddrs;
 
 use mio::net::TcpStream;
 use mio::{Interest, Token};
@@ -353,29 +352,17 @@ pub fn restore_replica_history(srv: &mut Server, id: String, offset: i64, db: us
 pub fn connect_with_master(srv: &mut Server) -> bool {
     let host = srv.repl.masterhost.clone().unwrap_or_default();
     let port = srv.repl.masterport;
-    let addr = match (host.as_str(), port).to_socket_addrs() {
-        Ok(mut addrs) => addrs.next(),
-        Err(e) => {
-            server_log(
-                LogLevel::Warning,
-                &format!("Unable to connect to MASTER: {e}"),
-            );
-            return false;
-        }
-    };
-    let Some(addr) = addr else {
-        server_log(LogLevel::Warning, "Unable to connect to MASTER: no address");
-        return false;
-    };
-    let mut stream = match TcpStream::connect(addr) {
+    let source = srv
+        .config
+        .get_string("bind-source-addr")
+        .unwrap_or_default();
+    let source = (!source.is_empty()).then_some(source.as_str());
+    let mut stream = match crate::anet_tcp_nonblock_bind_connect(&host, port, source) {
         Ok(s) => s,
         Err(e) => {
             server_log(
                 LogLevel::Warning,
-                &format!(
-                    "Unable to connect to MASTER: {}",
-                    crate::config::strerror(&e)
-                ),
+                &format!("Unable to connect to MASTER: {e}"),
             );
             return false;
         }
