@@ -344,11 +344,13 @@ fn garbage_or_truncated_rdb_keeps_old_data_with_swapdb() {
     let port = listener.local_addr().unwrap().port().to_string();
     let mut garbage = b"$64\r\n".to_vec();
     garbage.extend_from_slice(&[0x5a; 64]);
+    // An AUX field cut off by the master closing: a short read.
     let mut truncated = b"$100000\r\nREDIS0010".to_vec();
-    truncated.extend_from_slice(&[0xfa; 20]);
+    truncated.extend_from_slice(b"\xfa\x09redis-ver\x067.0");
     let mut bad_mark = format!("$EOF:{}\r\n", "m".repeat(40)).into_bytes();
-    bad_mark.extend_from_slice(b"REDIS0010\xff garbage");
-    bad_mark.extend_from_slice("m".repeat(40).as_bytes());
+    // A whole (empty, checksum-less) RDB, then the wrong mark.
+    bad_mark.extend_from_slice(b"REDIS0010\xff\0\0\0\0\0\0\0\0");
+    bad_mark.extend_from_slice("x".repeat(40).as_bytes());
     let fake = fake_master(listener, vec![garbage, truncated, bad_mark]);
 
     let lite = Server::start_with(&["--repl-diskless-load", "swapdb"]);
@@ -362,7 +364,7 @@ fn garbage_or_truncated_rdb_keeps_old_data_with_swapdb() {
         log.matches("Failed trying to load the MASTER synchronization DB from socket")
             .count()
             >= 2
-            && log.contains("I/O error trying to sync with MASTER: connection lost")
+            && log.contains("Replication stream EOF marker is broken")
     });
     let log = log_text(&lite);
     assert!(

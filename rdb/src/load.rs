@@ -114,6 +114,8 @@ pub struct RdbReader<R: Read> {
     size_hint: Option<u64>,
     /// The file's RDB version (10 for payloads).
     version: u32,
+    /// load_header succeeded.
+    header_read: bool,
     pub limits: LoadLimits,
     /// sanitize-dump-payload: check listpacks for duplicate fields too.
     pub deep: bool,
@@ -138,6 +140,7 @@ impl<R: Read> RdbReader<R> {
             processed: 0,
             size_hint,
             version: RDB_VERSION as u32,
+            header_read: false,
             limits,
             deep: false,
             sanitizations: 0,
@@ -252,6 +255,21 @@ impl<R: Read> RdbReader<R> {
             self.processed += n as u64;
         }
         Ok(v)
+    }
+
+    /// rioRead of `len` raw bytes past the RDB (the 40-byte EOF mark that
+    /// ends a diskless transfer): a short read if the input ends first.
+    pub fn read_raw(&mut self, len: usize) -> Result<Vec<u8>, RdbError> {
+        let mut out = vec![0u8; len];
+        self.read_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// The input back, with the bytes read ahead into the buffer and not
+    /// consumed (a replica hands them on to the master client).
+    pub fn into_parts(self) -> (R, Vec<u8>) {
+        let rest = self.buf[self.pos..self.end].to_vec();
+        (self.inp, rest)
     }
 
     /// The CRC64 of everything consumed so far (0 when not computing it).
@@ -707,7 +725,12 @@ impl<R: Read> RdbReader<R> {
     // ------------------------------------------------------------ the file
 
     /// The magic "REDISnnnn": sets and returns the version.
+    /// Reads the header once: a caller that checked it first (a replica,
+    /// whose bad header is no corruption) leaves nothing for the loader.
     pub fn load_header(&mut self) -> Result<u32, RdbError> {
+        if self.header_read {
+            return Ok(self.version);
+        }
         let magic: [u8; 9] = self.read_array()?;
         if &magic[..5] != b"REDIS" {
             return corrupt("Wrong signature trying to load DB from file");
@@ -721,6 +744,7 @@ impl<R: Read> RdbReader<R> {
             return corrupt(format!("Can't handle RDB format version {ver}"));
         }
         self.version = ver;
+        self.header_read = true;
         Ok(ver)
     }
 

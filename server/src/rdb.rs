@@ -547,8 +547,13 @@ pub struct LoadingState {
     /// server.loading: between start_loading and stop_loading.
     pub loading: bool,
     /// server.async_loading: a replica's swapdb load that serves reads of
-    /// the old data meanwhile (never set: see the README).
+    /// the old data meanwhile (replication/replica.rs, when the master's
+    /// replid is ours: the old data is an earlier point of the same history).
     pub async_loading: bool,
+    /// diskless_load_tempDb and its functions: a replica's swapdb load
+    /// fills these, and they replace the server's only once the whole
+    /// payload loaded. None: loads go into `srv.dbs` / `srv.functions`.
+    pub temp_db: Option<TempDb>,
     /// loading_start_time, unix seconds.
     pub start_time: i64,
     /// loading_total_bytes: the file's size (all AOF files together).
@@ -560,6 +565,48 @@ pub struct LoadingState {
     pub loaded_bytes: u64,
     /// server.blocked_last_cron: the last whileBlockedCron run, ms.
     pub blocked_last_cron: i64,
+}
+
+/// The databases and function libraries a swapdb diskless load fills
+/// (disklessLoadInitTempDb, functionsLibCtxCreate).
+pub struct TempDb {
+    pub dbs: Vec<storage::db::Db>,
+    pub functions: crate::function::Functions,
+}
+
+impl std::fmt::Debug for TempDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TempDb")
+            .field("dbs", &self.dbs.len())
+            .finish()
+    }
+}
+
+impl TempDb {
+    /// As many empty databases as the server has, no libraries.
+    pub fn new(count: usize) -> Self {
+        TempDb {
+            dbs: (0..count).map(storage::db::Db::new).collect(),
+            functions: crate::function::Functions::new(),
+        }
+    }
+}
+
+/// The databases a load writes into: the temporary ones of a swapdb load
+/// (rdbLoadingCtx.dbarray), else the server's.
+fn load_dbs(srv: &mut Server) -> &mut Vec<storage::db::Db> {
+    match srv.loading.temp_db.as_mut() {
+        Some(t) => &mut t.dbs,
+        None => &mut srv.dbs,
+    }
+}
+
+/// The function libraries a load writes into (rdbLoadingCtx.functions_lib_ctx).
+fn load_functions(srv: &mut Server) -> &mut crate::function::Functions {
+    match srv.loading.temp_db.as_mut() {
+        Some(t) => &mut t.functions,
+        None => &mut srv.functions,
+    }
 }
 
 /// startLoading: mark the server as loading and reset the progress
@@ -676,6 +723,38 @@ pub fn rdb_load(srv: &mut Server, filename: &str, mode: LoadMode) -> Result<(), 
     })
 }
 
+/// rdbReportError for a load from the master's socket, where no file is
+/// left to check: a short read means the connection broke, the replica
+/// logs it and carries on; a corrupt payload stops the server, as Redis
+/// stops. `offset` is how far the loader got (loading_loaded_bytes).
+// redis: rdb.c rdbReportError (the diskless branches)
+pub fn rdb_report_socket_load_error(e: &RdbError, offset: u64) {
+    let head = format!("Internal error in RDB reading offset {offset}, function at rdb.c:0 -> ");
+    match e {
+        RdbError::Io(_) => {
+            server_log(
+                LogLevel::Warning,
+                "Short read or OOM loading DB. Unrecoverable error, aborting now.",
+            );
+            server_log(
+                LogLevel::Warning,
+                &format!("{head}Unexpected EOF reading RDB file. Failure loading rdb format from socket, assuming connection error, resuming operation."),
+            );
+        }
+        other => {
+            server_log(
+                LogLevel::Warning,
+                &format!("{head}{other}. Failure loading rdb format"),
+            );
+            server_log(
+                LogLevel::Warning,
+                "Terminating server after rdb file reading failure.",
+            );
+            std::process::exit(1);
+        }
+    }
+}
+
 /// rdbLoadRio with RDBFLAGS_AOF_PREAMBLE: the RDB base of an AOF (aof.rs).
 /// Returns the bytes the RDB part took (an old-style AOF goes on with
 /// commands after it), or the error text to log.
@@ -702,8 +781,9 @@ pub fn rdb_load_aof_preamble(srv: &mut Server, path: &str) -> Result<u64, String
     }
 }
 
-/// rdbLoadRioWithLoadingCtx: the loop over the file's entries.
-fn rdb_load_rio<R: io::Read>(
+/// rdbLoadRioWithLoadingCtx: the loop over the file's entries, into
+/// `load_dbs` / `load_functions`.
+pub fn rdb_load_rio<R: io::Read>(
     srv: &mut Server,
     r: &mut RdbReader<R>,
     mode: LoadMode,
@@ -744,7 +824,7 @@ fn rdb_load_rio<R: io::Read>(
                 let timeout = std::time::Duration::from_millis(500);
                 let replace = mode == LoadMode::AllowDup;
                 if let Err(e) = crate::function::functions_create_with_library_ctx(
-                    &mut srv.functions,
+                    load_functions(srv),
                     &code,
                     replace,
                     timeout,
@@ -756,7 +836,7 @@ fn rdb_load_rio<R: io::Read>(
                 }
             }
             Entry::SelectDb(id) => {
-                if id >= srv.dbs.len() as u64 {
+                if id >= load_dbs(srv).len() as u64 {
                     server_log(
                         LogLevel::Warning,
                         &format!(
@@ -773,8 +853,10 @@ fn rdb_load_rio<R: io::Read>(
                 expires_size,
             } => {
                 // Presize, but never beyond what the file could hold.
-                srv.dbs[dbid].dict.expand(r.cap(db_size));
-                srv.dbs[dbid].expires.expand(r.cap(expires_size));
+                let (db_size, expires_size) = (r.cap(db_size), r.cap(expires_size));
+                let db = &mut load_dbs(srv)[dbid];
+                db.dict.expand(db_size);
+                db.expires.expand(expires_size);
             }
             Entry::EmptyKey { key } => {
                 empty_keys_skipped += 1;
@@ -821,8 +903,8 @@ fn rdb_load_rio<R: io::Read>(
                         lru_clock,
                         1000,
                     );
-                    let db = &mut srv.dbs[dbid];
                     srv.rdb.last_load_keys_loaded += 1;
+                    let db = &mut load_dbs(srv)[dbid];
                     if db.dict.contains_key(&key) {
                         if mode != LoadMode::AllowDup {
                             server_log(

@@ -20,9 +20,9 @@ use storage::db::Db;
 use storage::expire::{CycleType, ExpireCycleState};
 
 use crate::commands::{
-    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_LOADING, CMD_MAY_REPLICATE, CMD_NO_AUTH,
-    CMD_NO_MULTI, CMD_PROTECTED, CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG, CMD_STALE,
-    CMD_WRITE,
+    CmdId, CommandTable, CMD_ADMIN, CMD_FAST, CMD_LOADING, CMD_MAY_REPLICATE, CMD_NO_ASYNC_LOADING,
+    CMD_NO_AUTH, CMD_NO_MULTI, CMD_PROTECTED, CMD_READONLY, CMD_SKIP_MONITOR, CMD_SKIP_SLOWLOG,
+    CMD_STALE, CMD_WRITE,
 };
 use crate::config::{Config, ProtectedAction};
 use crate::latency::LatencyMonitor;
@@ -777,6 +777,16 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
         loading_flags &= !CMD_LOADING;
     }
     if srv.loading.loading && !srv.loading.async_loading && loading_flags & CMD_LOADING == 0 {
+        reject_command(srv, c, Some(id), crate::rdb::LOADING_ERR.as_bytes());
+        return;
+    }
+    // A replica's async load (replication/replica.rs) serves the old data,
+    // but not the commands flagged no-async-loading (REPLICAOF, FLUSHALL
+    // ...), nor an EXEC of any.
+    let no_async = loading_flags & CMD_NO_ASYNC_LOADING != 0
+        || (srv.commands.get(id).fullname == "exec"
+            && c.mstate.cmd_flags & CMD_NO_ASYNC_LOADING != 0);
+    if srv.loading.async_loading && no_async {
         reject_command(srv, c, Some(id), crate::rdb::LOADING_ERR.as_bytes());
         return;
     }

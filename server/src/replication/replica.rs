@@ -17,13 +17,20 @@
 //!    REPLCONF ip-address (replica-announce-ip), REPLCONF capa eof capa
 //!    psync2, then PSYNC <replid> <offset+1> (`PSYNC ? -1` without a
 //!    cached master).
-//! 3. `Transfer` (`+FULLRESYNC replid offset`): `read_sync_bulk_payload`
-//!    writes the RDB into `temp-<unixtime>.<pid>.rdb`, either `$<len>`
-//!    bytes or up to the 40-byte `$EOF:<mark>` of a diskless master, then
-//!    `replica_load_rdb` loads it (repl-diskless-load: disabled renames the
-//!    file over the dbfilename and loads it, as Redis; swapdb and
-//!    on-empty-db load it into memory; swapdb keeps the old data until
-//!    the new data loaded, so a bad transfer leaves the old data in place).
+//! 3. `Transfer` (`+FULLRESYNC replid offset`): the `$<len>` or
+//!    `$EOF:<mark>` line, then the RDB. A disk load (repl-diskless-load
+//!    disabled, or on-empty-db with data) has `read_sync_bulk_payload`
+//!    write it into `temp-<unixtime>.<pid>.rdb` (up to the 40-byte mark of
+//!    a diskless master) and `replica_load_rdb` renames that over the
+//!    dbfilename and loads it. A diskless load
+//!    (`replica_load_rdb_from_socket`) parses the RDB straight off the
+//!    socket, made blocking with a repl-timeout receive timeout for the
+//!    while (`ConnReader`, Redis's rioConnRead); swapdb loads into
+//!    temporary databases and functions (`rdb::TempDb`) that replace the
+//!    server's only once the whole payload and its mark arrived, so a
+//!    broken transfer leaves the old data in place, and when the master's
+//!    replid is already ours the old data keeps serving reads meanwhile
+//!    (async_loading).
 //! 4. `Connected`: the socket becomes a client flagged CLIENT_MASTER
 //!    (`replication_create_master_client`). Its commands run through the
 //!    normal `process_command`/`call()` path (`process_master_command`),
@@ -136,8 +143,12 @@ struct Transfer {
     usemark: bool,
     eofmark: Vec<u8>,
     lastbytes: Vec<u8>,
+    /// useDisklessLoad when the transfer started: parse the RDB off the
+    /// socket (`replica_load_rdb_from_socket`) rather than through a file.
+    diskless: bool,
+    /// The temp file a disk load receives into (none for a diskless load).
     tmpfile: String,
-    file: File,
+    file: Option<File>,
 }
 
 /// What a step of the handshake leaves of the link.
@@ -398,8 +409,10 @@ pub fn connect_with_master(srv: &mut Server) -> bool {
 fn drop_link(srv: &mut Server, mut link: MasterLink) {
     let _ = srv.poll.registry().deregister(&mut link.stream);
     if let Some(t) = link.transfer.take() {
-        drop(t.file);
-        let _ = std::fs::remove_file(&t.tmpfile);
+        if let Some(file) = t.file {
+            drop(file);
+            let _ = std::fs::remove_file(&t.tmpfile);
+        }
     }
 }
 
@@ -878,15 +891,22 @@ fn psync_refused(srv: &mut Server, link: MasterLink) -> Next {
     Next::Gone
 }
 
-/// The end of syncWithMaster: the temp file and REPL_STATE_TRANSFER.
+/// The end of syncWithMaster: the temp file (for a disk load) and
+/// REPL_STATE_TRANSFER.
 fn start_transfer(srv: &mut Server, mut link: MasterLink) -> Next {
+    let diskless = use_diskless_load(srv);
     let tmpfile = format!("temp-{}.{}.rdb", now_secs(), std::process::id());
-    let file = match std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&tmpfile)
-    {
+    let opened = if diskless {
+        Ok(None)
+    } else {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmpfile)
+            .map(Some)
+    };
+    let file = match opened {
         Ok(f) => f,
         Err(e) => {
             server_log(
@@ -905,6 +925,7 @@ fn start_transfer(srv: &mut Server, mut link: MasterLink) -> Next {
         usemark: false,
         eofmark: Vec::new(),
         lastbytes: Vec::new(),
+        diskless,
         tmpfile,
         file,
     });
@@ -930,6 +951,10 @@ fn read_sync_bulk_payload(srv: &mut Server, mut link: MasterLink) -> Next {
     let mut buf = vec![0u8; PROTO_IOBUF_LEN];
     loop {
         let size = link.transfer.as_ref().map_or(-1, |t| t.size);
+        // A diskless load reads the payload itself, once its size is known.
+        if size != -1 && link.transfer.as_ref().is_some_and(|t| t.diskless) {
+            return replica_load_rdb_from_socket(srv, link);
+        }
         let done = link
             .transfer
             .as_ref()
@@ -1004,7 +1029,11 @@ fn read_sync_bulk_payload(srv: &mut Server, mut link: MasterLink) -> Next {
             t.lastbytes.drain(..excess);
             eof = t.lastbytes == t.eofmark;
         }
-        if let Err(e) = t.file.write_all(&chunk) {
+        let written = match t.file.as_mut() {
+            Some(file) => file.write_all(&chunk),
+            None => Err(io::Error::from_raw_os_error(libc::EBADF)),
+        };
+        if let Err(e) = written {
             server_log(
                 LogLevel::Warning,
                 &format!(
@@ -1017,7 +1046,8 @@ fn read_sync_bulk_payload(srv: &mut Server, mut link: MasterLink) -> Next {
         t.read += take as i64;
         if eof {
             // The mark is no part of the RDB.
-            if let Err(e) = t.file.set_len((t.read - CONFIG_RUN_ID_SIZE as i64) as u64) {
+            let len = (t.read - CONFIG_RUN_ID_SIZE as i64) as u64;
+            if let Err(e) = t.file.as_ref().map_or(Ok(()), |f| f.set_len(len)) {
                 server_log(
                     LogLevel::Warning,
                     &format!(
@@ -1035,8 +1065,8 @@ fn read_sync_bulk_payload(srv: &mut Server, mut link: MasterLink) -> Next {
 /// The `$<count>` / `$EOF:<mark>` line that opens the transfer. False: a
 /// protocol error (logged).
 fn bulk_count_line(srv: &mut Server, link: &mut MasterLink, line: &str) -> bool {
-    let diskless = use_diskless_load(srv);
     let t = link.transfer.as_mut().expect("transfer state");
+    let diskless = t.diskless;
     if let Some(err) = line.strip_prefix('-') {
         server_log(
             LogLevel::Warning,
@@ -1111,19 +1141,11 @@ fn replication_attach_to_new_master(srv: &mut Server) {
     srv.repl.backlog = None;
 }
 
-/// The second half of readSyncBulkPayload: load the received RDB, then
-/// turn the link into the master client.
-fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
-    let Some(t) = link.transfer.take() else {
-        return transfer_error(srv, link);
-    };
-    let usemark = t.usemark;
-    let _ = t.file.sync_all();
-    drop(t.file);
-    let diskless = use_diskless_load(srv);
-    let swapdb = diskless && cfg_num(srv, "repl-diskless-load") == 2;
-    // No AOF rewrite child while the data is replaced: the AOF starts
-    // over from the new data once it loaded (restartAOFAfterSYNC).
+/// What readSyncBulkPayload does before either load: no AOF rewrite or
+/// BGSAVE child while the data is replaced (the AOF starts over from the
+/// new data once it loaded, restartAOFAfterSYNC; a BGSAVE would write
+/// the old data over the synced file).
+fn stop_children_before_load(srv: &mut Server, diskless: bool) {
     if srv.aof.state != crate::aof::AofStatus::Off {
         crate::aof::stop_append_only(srv);
     }
@@ -1136,51 +1158,51 @@ fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
         }
         crate::rdb::kill_rdb_child(srv);
     }
-    // swapdb: load into fresh databases, keep the old ones until it worked.
-    let old = if swapdb {
-        let n = srv.dbs.len();
-        let fresh = (0..n).map(storage::db::Db::new).collect();
-        Some((
-            std::mem::replace(&mut srv.dbs, fresh),
-            std::mem::take(&mut srv.functions),
-        ))
-    } else {
-        replication_attach_to_new_master(srv);
-        server_log(
-            LogLevel::Notice,
-            "MASTER <-> REPLICA sync: Flushing old data",
-        );
-        empty_data(srv);
-        None
+}
+
+/// Flush before a load that goes straight into the server's databases
+/// (disk loads, and on-empty-db).
+fn flush_old_data(srv: &mut Server) {
+    replication_attach_to_new_master(srv);
+    server_log(
+        LogLevel::Notice,
+        "MASTER <-> REPLICA sync: Flushing old data",
+    );
+    empty_data(srv);
+}
+
+/// The second half of readSyncBulkPayload for a disk load: the received
+/// file becomes the dbfilename and loads from there, then the link turns
+/// into the master client.
+fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
+    let Some(t) = link.transfer.take() else {
+        return transfer_error(srv, link);
     };
+    let usemark = t.usemark;
+    if let Some(file) = t.file {
+        let _ = file.sync_all();
+    }
+    stop_children_before_load(srv, false);
+    flush_old_data(srv);
     server_log(
         LogLevel::Notice,
         "MASTER <-> REPLICA sync: Loading DB in memory",
     );
-    // disabled: the transfer becomes the dbfilename, then loads from there.
     let dbfilename = srv.config.dbfilename.clone();
-    if !diskless {
-        if let Err(e) = std::fs::rename(&t.tmpfile, &dbfilename) {
-            server_log(
-                LogLevel::Warning,
-                &format!(
-                    "Failed trying to rename the temp DB into {dbfilename} in MASTER <-> REPLICA synchronization: {}",
-                    crate::config::strerror(&e)
-                ),
-            );
-            let _ = std::fs::remove_file(&t.tmpfile);
-            return transfer_error(srv, link);
-        }
+    if let Err(e) = std::fs::rename(&t.tmpfile, &dbfilename) {
+        server_log(
+            LogLevel::Warning,
+            &format!(
+                "Failed trying to rename the temp DB into {dbfilename} in MASTER <-> REPLICA synchronization: {}",
+                crate::config::strerror(&e)
+            ),
+        );
+        let _ = std::fs::remove_file(&t.tmpfile);
+        return transfer_error(srv, link);
     }
     // The loader pings the master through the link (rdb_load_progress).
     srv.repl.replica.loading_link = Some(link);
-    let loaded = if diskless {
-        let r = crate::rdb::rdb_load(srv, &t.tmpfile, crate::rdb::LoadMode::Fresh);
-        let _ = std::fs::remove_file(&t.tmpfile);
-        r
-    } else {
-        crate::rdb::rdb_load(srv, &dbfilename, crate::rdb::LoadMode::Fresh)
-    };
+    let loaded = crate::rdb::rdb_load(srv, &dbfilename, crate::rdb::LoadMode::Fresh);
     // Nothing served during the load may drop the link (REPLICAOF and
     // the like are refused with -LOADING).
     let Some(link) = srv.repl.replica.loading_link.take() else {
@@ -1191,49 +1213,311 @@ fn replica_load_rdb(srv: &mut Server, mut link: MasterLink) -> Next {
             crate::rdb::LoadError::Open(e) => crate::config::strerror(&e),
             crate::rdb::LoadError::Bad(msg) => msg,
         };
-        if diskless {
-            server_log(
-                LogLevel::Warning,
-                &format!("Failed trying to load the MASTER synchronization DB from socket: {why}"),
-            );
-            if let Some((dbs, functions)) = old {
-                // The old data stays: what loaded so far goes away.
-                srv.dbs = dbs;
-                srv.functions = functions;
-                server_log(
-                    LogLevel::Notice,
-                    "MASTER <-> REPLICA sync: Discarding temporary DB in background",
-                );
-            } else {
-                empty_data(srv);
-            }
-        } else {
-            server_log(
-                LogLevel::Warning,
-                &format!("Failed trying to load the MASTER synchronization DB from disk: {why}"),
-            );
-        }
+        server_log(
+            LogLevel::Warning,
+            &format!("Failed trying to load the MASTER synchronization DB from disk: {why}"),
+        );
         return transfer_error(srv, link);
     }
-    if old.is_some() {
+    finish_full_sync(srv, link, usemark)
+}
+
+/// rioConnRead: the RDB of a diskless load, read straight off the master
+/// socket. The socket is blocking with a repl-timeout receive timeout for
+/// the load (connBlock, connRecvTimeout), as in Redis: the replica does
+/// nothing else meanwhile but serve clients from the loader's progress
+/// callback. A `$<len>` transfer never reads past its length (the master's
+/// command stream follows it); an EOF-marked one ends at the mark.
+struct ConnReader {
+    sock: std::net::TcpStream,
+    /// Payload bytes that arrived with the `$` line.
+    pending: Vec<u8>,
+    pos: usize,
+    /// The announced length, 0 for an EOF-marked transfer (read_limit).
+    limit: u64,
+    read_so_far: u64,
+}
+
+impl ConnReader {
+    /// A blocking duplicate of the link's socket (the flags are shared:
+    /// `restore` puts the link back into non-blocking mode).
+    fn new(link: &MasterLink, pending: Vec<u8>, limit: u64, timeout_secs: i64) -> io::Result<Self> {
+        use std::os::fd::{AsRawFd, FromRawFd};
+        // SAFETY: dup() returns a new descriptor that we own from here on.
+        let fd = unsafe { libc::dup(link.stream.as_raw_fd()) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` is a fresh, valid descriptor of a connected TCP socket.
+        let sock = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+        sock.set_nonblocking(false)?;
+        let timeout = u64::try_from(timeout_secs).ok().filter(|&t| t > 0);
+        sock.set_read_timeout(timeout.map(std::time::Duration::from_secs))?;
+        Ok(ConnReader {
+            sock,
+            pending,
+            pos: 0,
+            limit,
+            read_so_far: 0,
+        })
+    }
+
+    /// connNonBlock + connRecvTimeout(0): the link goes back to the loop.
+    fn restore(&self) {
+        let _ = self.sock.set_read_timeout(None);
+        let _ = self.sock.set_nonblocking(true);
+    }
+}
+
+impl Read for ConnReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let mut want = buf.len();
+        if self.limit != 0 {
+            let left = self.limit.saturating_sub(self.read_so_far);
+            if left == 0 {
+                return Ok(0);
+            }
+            want = want.min(usize::try_from(left).unwrap_or(usize::MAX));
+        }
+        let n = if self.pos < self.pending.len() {
+            let n = want.min(self.pending.len() - self.pos);
+            buf[..n].copy_from_slice(&self.pending[self.pos..self.pos + n]);
+            self.pos += n;
+            n
+        } else {
+            match self.sock.read(&mut buf[..want]) {
+                Ok(n) => n,
+                // The receive timeout expired (rioConnRead: ETIMEDOUT).
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    return Err(io::Error::from_raw_os_error(libc::ETIMEDOUT))
+                }
+                Err(e) => return Err(e),
+            }
+        };
+        self.read_so_far += n as u64;
+        Ok(n)
+    }
+}
+
+/// The second half of readSyncBulkPayload for a diskless load: parse the
+/// RDB off the socket. swapdb loads into temporary databases and
+/// functions and swaps them in only once the whole payload (and its EOF
+/// mark) arrived, so a broken transfer leaves the old data in place; when
+/// the master's replid is already ours the old data stays readable
+/// meanwhile (async_loading). on-empty-db loads into the emptied server.
+fn replica_load_rdb_from_socket(srv: &mut Server, mut link: MasterLink) -> Next {
+    // The transfer state stays on the link for INFO (master_sync_*: the
+    // announced size, nothing counted as read, as Redis's diskless path).
+    let Some((usemark, eofmark, size)) = link
+        .transfer
+        .as_ref()
+        .map(|t| (t.usemark, t.eofmark.clone(), t.size))
+    else {
+        return transfer_error(srv, link);
+    };
+    stop_children_before_load(srv, true);
+    let swapdb = cfg_num(srv, "repl-diskless-load") == 2;
+    if swapdb {
+        srv.loading.temp_db = Some(crate::rdb::TempDb::new(srv.dbs.len()));
+    } else {
+        flush_old_data(srv);
+    }
+    server_log(
+        LogLevel::Notice,
+        "MASTER <-> REPLICA sync: Loading DB in memory",
+    );
+    // The old data is an earlier point of the history we are receiving:
+    // reads may go on serving it.
+    let async_loading = swapdb && srv.repl.replid == srv.repl.replica.master_replid;
+    let pending = std::mem::take(&mut link.inbuf);
+    let limit = if usemark { 0 } else { size as u64 };
+    let conn = match ConnReader::new(&link, pending, limit, cfg_num(srv, "repl-timeout")) {
+        Ok(c) => c,
+        Err(e) => {
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Failed trying to load the MASTER synchronization DB from socket: {}",
+                    crate::config::strerror(&e)
+                ),
+            );
+            return abort_socket_load(srv, link, swapdb);
+        }
+    };
+    crate::rdb::start_loading(srv, limit, async_loading);
+    srv.repl.replica.loading_link = Some(link);
+    let checksum = cfg_bool(srv, "rdbchecksum");
+    let mut r = rdb::load::RdbReader::new(
+        conn,
+        (!usemark).then_some(limit),
+        checksum,
+        crate::rdb::load_limits(srv),
+    );
+    r.deep = crate::rdb::deep_sanitize(srv, false);
+    let loaded = socket_load_rio(srv, &mut r);
+    let mut ok = loaded.is_ok();
+    if ok && usemark {
+        // The 40 bytes after the RDB must be the announced mark.
+        ok = r.read_raw(CONFIG_RUN_ID_SIZE).is_ok_and(|b| b == eofmark);
+        if !ok {
+            server_log(LogLevel::Warning, "Replication stream EOF marker is broken");
+        }
+    }
+    srv.stats.dump_payload_sanitizations += r.sanitizations;
+    // rdbLoadProgressCallback counts the payload as replication input.
+    srv.stats.net_repl_input_bytes += r.processed();
+    let (conn, rest) = r.into_parts();
+    conn.restore();
+    if let Err(errno) = loaded {
+        server_log(
+            LogLevel::Warning,
+            &format!("Failed trying to load the MASTER synchronization DB from socket: {errno}"),
+        );
+    }
+    // Nothing served during the load may drop the link (REPLICAOF and
+    // the like are refused with -LOADING).
+    let Some(mut link) = srv.repl.replica.loading_link.take() else {
+        crate::rdb::stop_loading(srv);
+        if let Some(temp) = srv.loading.temp_db.take() {
+            discard_temp_db(srv, temp);
+        }
+        return Next::Gone;
+    };
+    if !ok {
+        crate::rdb::stop_loading(srv);
+        return abort_socket_load(srv, link, swapdb);
+    }
+    // The stream bytes the master sent after the payload.
+    let mut rest = rest;
+    rest.extend_from_slice(&conn.pending[conn.pos..]);
+    link.inbuf = rest;
+    drop(conn);
+    if let Some(temp) = srv.loading.temp_db.take() {
+        // Our cached master and our replicas follow the old history.
         replication_attach_to_new_master(srv);
         server_log(
             LogLevel::Notice,
             "MASTER <-> REPLICA sync: Swapping active DB with loaded DB",
         );
-        for dbid in 0..srv.dbs.len() {
-            crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
-        }
-        drop(old);
+        let old = swap_main_db_with_temp_db(srv, temp);
+        discard_temp_db(srv, old);
         server_log(
             LogLevel::Notice,
             "MASTER <-> REPLICA sync: Discarding old DB in background",
         );
     }
-    if diskless {
-        // No save happened: the data changed all the same.
-        srv.dirty += 1;
+    // No save happened: the data changed all the same.
+    srv.dirty += 1;
+    crate::rdb::stop_loading(srv);
+    link.transfer = None;
+    finish_full_sync(srv, link, usemark)
+}
+
+/// rdbLoadRioWithLoadingCtx on the socket, with rdbReportError's
+/// diskless branches. A wrong signature or version is logged and fails
+/// the sync (errno EINVAL); a short read (the connection broke, or timed
+/// out) is logged and the replica goes on; a corrupt body stops the
+/// server (rdb_report_socket_load_error). Err: the errno text to log.
+fn socket_load_rio(
+    srv: &mut Server,
+    r: &mut rdb::load::RdbReader<ConnReader>,
+) -> Result<(), String> {
+    if let Err(e) = r.load_header() {
+        return Err(match e {
+            rdb::RdbError::Corrupt(msg) => {
+                server_log(LogLevel::Warning, &msg);
+                crate::config::strerror(&io::Error::from_raw_os_error(libc::EINVAL))
+            }
+            rdb::RdbError::Io(e) => {
+                let why = crate::config::strerror(&e);
+                crate::rdb::rdb_report_socket_load_error(
+                    &rdb::RdbError::Io(e),
+                    srv.loading.loaded_bytes,
+                );
+                why
+            }
+            other => {
+                crate::rdb::rdb_report_socket_load_error(&other, srv.loading.loaded_bytes);
+                String::new()
+            }
+        });
     }
+    match crate::rdb::rdb_load_rio(srv, r, crate::rdb::LoadMode::Fresh, false) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let why = match &e {
+                rdb::RdbError::Io(io) => crate::config::strerror(io),
+                _ => String::new(),
+            };
+            crate::rdb::rdb_report_socket_load_error(&e, srv.loading.loaded_bytes);
+            Err(why)
+        }
+    }
+}
+
+/// The failed exit of a diskless load: reconnect, and either drop the
+/// half-loaded temporary data (swapdb: the old data stays) or empty the
+/// half-loaded server (on-empty-db started from nothing anyway).
+fn abort_socket_load(srv: &mut Server, link: MasterLink, swapdb: bool) -> Next {
+    let next = transfer_error(srv, link);
+    if swapdb {
+        if let Some(temp) = srv.loading.temp_db.take() {
+            discard_temp_db(srv, temp);
+        }
+        server_log(
+            LogLevel::Notice,
+            "MASTER <-> REPLICA sync: Discarding temporary DB in background",
+        );
+    } else {
+        empty_data(srv);
+    }
+    next
+}
+
+/// swapMainDbWithTempDb: the loaded databases and functions take the
+/// place of the server's, which come back to be discarded. Watchers of
+/// keys in either see them change; clients blocked on keys may find data
+/// now, and XREADGROUP readers of a stream that went away get their error.
+// redis: db.c swapMainDbWithTempDb
+fn swap_main_db_with_temp_db(srv: &mut Server, temp: crate::rdb::TempDb) -> crate::rdb::TempDb {
+    let n = srv.dbs.len();
+    // The loaded databases sit behind the server's for a moment, as
+    // dbids n..2n, so that the SWAPDB helpers can compare the two.
+    srv.dbs.extend(temp.dbs);
+    for dbid in 0..n {
+        crate::multi::touch_all_watched_keys_in_db(srv, dbid, Some(n + dbid));
+        crate::blocked::scan_database_for_deleted_streams(srv, dbid, Some(n + dbid));
+    }
+    let mut old: Vec<storage::db::Db> = srv.dbs.drain(..n).collect();
+    for (dbid, (db, old_db)) in srv.dbs.iter_mut().zip(old.iter_mut()).enumerate() {
+        db.id = dbid;
+        old_db.id = dbid;
+    }
+    for dbid in 0..n {
+        crate::blocked::scan_database_for_ready_keys(srv, dbid);
+    }
+    let functions = std::mem::replace(&mut srv.functions, temp.functions);
+    crate::tracking::tracking_invalidate_keys_on_flush(srv);
+    srv.repl.replica.slave_keys_with_expire.clear();
+    crate::rdb::TempDb {
+        dbs: old,
+        functions,
+    }
+}
+
+/// disklessLoadDiscardTempDb: the keys go to the lazy-free worker, as
+/// Redis frees them in the background.
+fn discard_temp_db(srv: &mut Server, temp: crate::rdb::TempDb) {
+    for mut db in temp.dbs {
+        let (dict, expires) = db.take_tables();
+        srv.lazyfree.free_database_async(dict, expires, None);
+    }
+    drop(temp.functions);
+}
+
+/// The end of readSyncBulkPayload once the data loaded: the link becomes
+/// the master client, and we take the master's replid and offset.
+fn finish_full_sync(srv: &mut Server, link: MasterLink, usemark: bool) -> Next {
     let db = usize::try_from(srv.rdb.last_repl_stream_db)
         .ok()
         .filter(|&d| d < srv.dbs.len())
@@ -1660,6 +1944,7 @@ pub fn info_replica_fields(srv: &Server) -> String {
             .replica
             .link
             .as_ref()
+            .or(r.replica.loading_link.as_ref())
             .and_then(|l| l.transfer.as_ref())
             .map_or((-1, 0), |t| (t.size, t.read));
         let perc = if size > 0 {
