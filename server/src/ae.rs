@@ -110,7 +110,7 @@ pub fn ae_process_events(
         recorder::phase(
             "before_sleep",
             t,
-            vec![
+            &[
                 ("expired_keys", srv.stats.expiredkeys - expired),
                 ("clients_written", writers as u64),
                 ("bytes_written", srv.stats.net_output_bytes - out_bytes),
@@ -207,7 +207,7 @@ pub fn ae_process_events(
         server::server_cron(srv);
         *next_cron = Instant::now() + server::cron_period(srv);
         if recording {
-            recorder::phase("server_cron", t, Vec::new());
+            recorder::phase("server_cron", t, &[]);
         }
     }
     if recording {

@@ -1070,7 +1070,7 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     // 4a. redis-lite's flight recorder and blame (recorder.rs), when on.
     if crate::recorder::on() {
         let name = static_fullname(srv, id);
-        crate::recorder::call_end(srv, c, name, reply_len_before, start, micros);
+        crate::recorder::call_end(srv, c, id, name, reply_len_before, start, micros);
     }
 
     // 4. Command statistics (INFO commandstats, LATENCY HISTOGRAM) and
