@@ -1,6 +1,8 @@
 //! The loop flight recorder and blame (server/src/recorder.rs), reached by
 //! DEBUG RECORDER / DEBUG BLAME. Structure and counts are asserted, never
-//! timings beyond the lower bounds DEBUG SLEEP itself guarantees.
+//! timings beyond the lower bounds DEBUG SLEEP itself guarantees. Built
+//! without the feature `recorder` there is nothing to test.
+#![cfg(feature = "recorder")]
 
 mod common;
 

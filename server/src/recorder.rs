@@ -32,6 +32,9 @@
 //! relaxed atomic ([`on`]) and do nothing more. `DEBUG RECORDER START`
 //! turns recording and blame on (see debug.rs). Times are microseconds:
 //! sub-millisecond stalls, which LATENCY (milliseconds) rounds away, show.
+//! Built without the cargo feature `recorder`, none of this is compiled:
+//! the hooks in ae.rs and server.rs are gone, and DEBUG RECORDER / BLAME
+//! answer an error (recorder_off.rs stands in for this file).
 //!
 //! The state lives in a thread-local (the main thread's), not in `Server`,
 //! so that the hooks in ae.rs and server.rs stay one line each.
