@@ -1,6 +1,8 @@
 //! The loop flight recorder and blame (server/src/recorder.rs), reached by
 //! DEBUG RECORDER / DEBUG BLAME. Structure and counts are asserted, never
-//! timings beyond the lower bounds DEBUG SLEEP itself guarantees.
+//! timings beyond the lower bounds DEBUG SLEEP itself guarantees. Built
+//! without the feature `recorder` there is nothing to test.
+#![cfg(feature = "recorder")]
 
 mod common;
 
@@ -244,4 +246,50 @@ fn queue_wait_counts_from_arrival_and_json_replies_the_trace() {
         let qw = g["args"]["queue_wait_us"].as_u64().unwrap();
         assert!(qw >= 100_000, "queued behind the sleep: {g}");
     }
+}
+
+/// The rings are fixed in size: past `DEBUG RECORDER START 5` passes the
+/// oldest go, the newest stay whole, and STATUS reports the bound.
+#[test]
+fn a_full_pass_ring_keeps_the_newest_passes() {
+    let srv = Server::start();
+    let mut c = srv.connect();
+    c.must(&["DEBUG", "RECORDER", "START", "5"]);
+    // One round trip each: at least one pass each.
+    for i in 0..20 {
+        c.must(&["ECHO", &format!("m{i}")]);
+    }
+    let reply = c.must(&["DEBUG", "RECORDER", "JSON"]);
+    let nl = reply.iter().position(|&b| b == b'\n').unwrap();
+    let json: serde_json::Value =
+        serde_json::from_slice(&reply[nl + 1..reply.len() - 2]).expect("trace JSON");
+    let events = json["traceEvents"].as_array().unwrap();
+    let passes = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "loop" && e["name"] == "loop pass")
+        .count();
+    assert!((1..=5).contains(&passes), "{passes} passes kept");
+    let names: Vec<&str> = events
+        .iter()
+        .filter(|e| e["ph"] == "X" && e["cat"] == "command")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"ECHO m19"), "{names:?}");
+    assert!(!names.contains(&"ECHO m0"), "{names:?}");
+    let status = lines(&c.must(&["DEBUG", "RECORDER", "STATUS"]));
+    let field = |name: &str| -> u64 {
+        status
+            .iter()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.parse().ok())
+            .unwrap_or_else(|| panic!("{name} in {status:?}"))
+    };
+    assert_eq!(field("capacity"), 5);
+    assert!(field("passes") <= 5, "{status:?}");
+    assert!(field("passes_dropped") >= 15, "{status:?}");
+    assert_eq!(field("commands_capacity"), 250_000);
+    assert_eq!(field("phases_capacity"), 100_000);
+    let (used, max) = (field("memory_bytes"), field("memory_bytes_max"));
+    assert!(used > 0 && used <= max, "{status:?}");
+    c.must(&["DEBUG", "RECORDER", "STOP"]);
+    c.must(&["DEBUG", "RECORDER", "RESET"]);
 }

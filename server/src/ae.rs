@@ -26,6 +26,7 @@ use mio::{Events, Token};
 
 use crate::log::{server_log, LogLevel};
 use crate::networking;
+#[cfg(feature = "recorder")]
 use crate::recorder;
 use crate::server::{self, Server, LISTENER_TOKEN};
 
@@ -82,8 +83,11 @@ pub fn ae_process_events(
     let while_blocked = flags & AE_WHILE_BLOCKED != 0;
     let mut processed = 0;
     // The flight recorder (recorder.rs): off by default, then this one
-    // load is all it costs the pass.
+    // load is all it costs the pass; built without the feature `recorder`,
+    // not even that (every hook below carries the cfg).
+    #[cfg(feature = "recorder")]
     let recording = recorder::on();
+    #[cfg(feature = "recorder")]
     if recording {
         recorder::pass_begin(while_blocked);
     }
@@ -93,6 +97,7 @@ pub fn ae_process_events(
     }
 
     // 1. Before sleeping (Redis: the beforesleep callback).
+    #[cfg(feature = "recorder")]
     let before = recording.then(|| {
         (
             Instant::now(),
@@ -106,11 +111,12 @@ pub fn ae_process_events(
     } else {
         server::before_sleep(srv);
     }
+    #[cfg(feature = "recorder")]
     if let Some((t, expired, out_bytes, writers)) = before {
         recorder::phase(
             "before_sleep",
             t,
-            vec![
+            &[
                 ("expired_keys", srv.stats.expiredkeys - expired),
                 ("clients_written", writers as u64),
                 ("bytes_written", srv.stats.net_output_bytes - out_bytes),
@@ -140,6 +146,7 @@ pub fn ae_process_events(
         let left = srv.client_pause_end_time - server::mstime();
         timeout = timeout.min(Duration::from_millis(left.max(0) as u64));
     }
+    #[cfg(feature = "recorder")]
     let poll_start = Instant::now();
     if let Err(e) = srv.poll.poll(events, Some(timeout)) {
         if e.kind() != io::ErrorKind::Interrupted {
@@ -147,6 +154,7 @@ pub fn ae_process_events(
         }
     }
     let pass_start = Instant::now();
+    #[cfg(feature = "recorder")]
     if recording {
         let fired = events.iter().count() + srv.fired_events.len();
         recorder::pass_polled(poll_start, fired, srv.clients_pending_read.len());
@@ -191,6 +199,7 @@ pub fn ae_process_events(
         ae_fire_file_event(srv, event);
     }
     if flags & AE_TIME_EVENTS == 0 {
+        #[cfg(feature = "recorder")]
         if recording {
             recorder::pass_end();
         }
@@ -203,13 +212,16 @@ pub fn ae_process_events(
         crate::evict::eviction_time_proc(srv);
     }
     if Instant::now() >= *next_cron {
+        #[cfg(feature = "recorder")]
         let t = Instant::now();
         server::server_cron(srv);
         *next_cron = Instant::now() + server::cron_period(srv);
+        #[cfg(feature = "recorder")]
         if recording {
-            recorder::phase("server_cron", t, Vec::new());
+            recorder::phase("server_cron", t, &[]);
         }
     }
+    #[cfg(feature = "recorder")]
     if recording {
         recorder::pass_end();
     }

@@ -149,8 +149,11 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
             }
         }
         // redis-lite extensions (recorder.rs): not in DEBUG HELP, whose
-        // reply stays Redis's.
+        // reply stays Redis's. Built without the feature `recorder`, these
+        // two are unknown subcommands, as in Redis.
+        #[cfg(feature = "recorder")]
         (b"recorder", 3..=4) => crate::recorder::debug_recorder_command(srv, c),
+        #[cfg(feature = "recorder")]
         (b"blame", 2..=3) => crate::recorder::debug_blame_command(c),
         // ... and the lazy-free and encoding logs (instrument_logs.rs).
         (b"lazyfree-log", 2..=3) => crate::instrument_logs::debug_lazyfree_log_command(c),

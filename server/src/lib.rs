@@ -46,6 +46,12 @@ pub mod object_memory;
 pub mod propagate;
 pub mod pubsub;
 pub mod rdb;
+// The loop flight recorder (cargo feature `recorder`, on by default);
+// without it, recorder_off.rs stands in and the hooks are not compiled.
+#[cfg(feature = "recorder")]
+pub mod recorder;
+#[cfg(not(feature = "recorder"))]
+#[path = "recorder_off.rs"]
 pub mod recorder;
 pub mod replication;
 pub mod script;

@@ -989,6 +989,7 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
     let strip = std::mem::take(&mut srv.propagate.next_call_strip);
     let dirty_before = srv.dirty;
     let repl_offset_before = srv.repl.master_repl_offset;
+    #[cfg(feature = "recorder")]
     let reply_len_before = crate::recorder::call_begin(c);
     let start = Instant::now();
     // The lazy-free and encoding logs name the running command and the key
@@ -1078,9 +1079,10 @@ pub fn call(srv: &mut Server, c: &mut Client, id: CmdId) {
         c.last_cmd = static_fullname(srv, id);
     }
     // 4a. redis-lite's flight recorder and blame (recorder.rs), when on.
+    #[cfg(feature = "recorder")]
     if crate::recorder::on() {
         let name = static_fullname(srv, id);
-        crate::recorder::call_end(srv, c, name, reply_len_before, start, micros);
+        crate::recorder::call_end(srv, c, id, name, reply_len_before, start, micros);
     }
 
     // 4. Command statistics (INFO commandstats, LATENCY HISTOGRAM) and
