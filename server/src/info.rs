@@ -185,7 +185,7 @@ fn clients_section(srv: &Server) -> String {
     let max_out = srv
         .clients
         .values()
-        .map(|c| c.reply.len())
+        .map(|c| c.reply.output_memory())
         .max()
         .unwrap_or(0);
     let mut s = String::from("# Clients\r\n");

@@ -48,6 +48,7 @@ pub mod pubsub;
 pub mod rdb;
 pub mod recorder;
 pub mod replication;
+pub mod reply_buffer;
 pub mod script;
 pub mod script_lua;
 pub mod server;
