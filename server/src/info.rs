@@ -423,8 +423,8 @@ fn stats_section(srv: &Server) -> String {
         "total_writes_processed" => st.total_writes_processed,
         "io_threaded_reads_processed" => 0,
         "io_threaded_writes_processed" => 0,
-        "reply_buffer_shrinks" => 0,
-        "reply_buffer_expands" => 0,
+        "reply_buffer_shrinks" => st.reply_buffer_shrinks,
+        "reply_buffer_expands" => st.reply_buffer_expands,
     );
     s
 }
