@@ -38,7 +38,7 @@
 
 use std::fmt::Write as _;
 
-use bytes::{BufMut, BytesMut};
+use bytes::BytesMut;
 
 use crate::util::{ll2string, ull2string};
 
@@ -50,12 +50,48 @@ pub enum Resp {
     V3,
 }
 
+/// Where replies are written: anything that appends bytes. A client's
+/// output buffer (the server's static buffer plus list of reply blocks,
+/// Redis's `c->buf` and `c->reply`) and a plain `BytesMut` scratch body
+/// both take the same writers, so a handler builds a reply the same way
+/// wherever it goes.
+pub trait ReplySink {
+    /// Append `b` (redis: _addReplyToBufferOrList).
+    fn put(&mut self, b: &[u8]);
+    /// `additional` bytes follow soon: a growable buffer may reserve them
+    /// at once. A block list ignores it (its blocks never move).
+    #[inline]
+    fn reserve_hint(&mut self, _additional: usize) {}
+}
+
+impl ReplySink for BytesMut {
+    #[inline]
+    fn put(&mut self, b: &[u8]) {
+        self.extend_from_slice(b);
+    }
+    #[inline]
+    fn reserve_hint(&mut self, additional: usize) {
+        self.reserve(additional);
+    }
+}
+
+impl ReplySink for Vec<u8> {
+    #[inline]
+    fn put(&mut self, b: &[u8]) {
+        self.extend_from_slice(b);
+    }
+    #[inline]
+    fn reserve_hint(&mut self, additional: usize) {
+        self.reserve(additional);
+    }
+}
+
 /// `+<s>\r\n` (redis: addReplyStatus). `s` must not contain CR or LF.
-pub fn simple(buf: &mut BytesMut, s: &[u8]) {
-    buf.reserve(s.len() + 3);
-    buf.put_u8(b'+');
-    buf.extend_from_slice(s);
-    buf.extend_from_slice(b"\r\n");
+pub fn simple<B: ReplySink + ?Sized>(buf: &mut B, s: &[u8]) {
+    buf.reserve_hint(s.len() + 3);
+    buf.put(&[b'+']);
+    buf.put(s);
+    buf.put(b"\r\n");
 }
 
 /// `-<msg>\r\n` (redis: addReplyErrorLength, with addReplyErrorFormat's
@@ -65,7 +101,7 @@ pub fn simple(buf: &mut BytesMut, s: &[u8]) {
 /// `b"WRONGTYPE Operation against a key holding the wrong kind of value"`.
 /// A leading `-` is not doubled. Trailing CR/LF are dropped and any other
 /// CR/LF becomes a space, so no message can break the reply stream.
-pub fn error(buf: &mut BytesMut, msg: &[u8]) {
+pub fn error<B: ReplySink + ?Sized>(buf: &mut B, msg: &[u8]) {
     let msg = msg.strip_prefix(b"-").unwrap_or(msg);
     // Trim any newlines at the end (the CRLF is ours to add).
     let end = msg
@@ -73,66 +109,67 @@ pub fn error(buf: &mut BytesMut, msg: &[u8]) {
         .rposition(|&b| b != b'\r' && b != b'\n')
         .map_or(0, |i| i + 1);
     let msg = &msg[..end];
-    buf.reserve(msg.len() + 3);
-    buf.put_u8(b'-');
+    buf.reserve_hint(msg.len() + 3);
+    buf.put(&[b'-']);
     if msg.iter().any(|&b| b == b'\r' || b == b'\n') {
         // Rare path: an error text built from user input.
-        buf.extend(
-            msg.iter()
-                .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
-        );
+        let clean: Vec<u8> = msg
+            .iter()
+            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b })
+            .collect();
+        buf.put(&clean);
     } else {
-        buf.extend_from_slice(msg);
+        buf.put(msg);
     }
-    buf.extend_from_slice(b"\r\n");
+    buf.put(b"\r\n");
 }
 
 /// Append `<prefix><n>\r\n` in one copy (redis: _addReplyLongLongWithPrefix).
 /// The line is assembled on the stack: 1 prefix + 20 digits + CRLF.
-fn prefixed_i64(buf: &mut BytesMut, prefix: u8, n: i64) {
+fn prefixed_i64<B: ReplySink + ?Sized>(buf: &mut B, prefix: u8, n: i64) {
     let mut line = [0u8; 24];
     line[0] = prefix;
     let len = 1 + ll2string(&mut line[1..], n);
     line[len] = b'\r';
     line[len + 1] = b'\n';
-    buf.extend_from_slice(&line[..len + 2]);
+    buf.put(&line[..len + 2]);
 }
 
 /// Same for a length, which is never negative.
-fn prefixed_len(buf: &mut BytesMut, prefix: u8, n: usize) {
+fn prefixed_len<B: ReplySink + ?Sized>(buf: &mut B, prefix: u8, n: usize) {
     let mut line = [0u8; 24];
     line[0] = prefix;
     let len = 1 + ull2string(&mut line[1..], n as u64);
     line[len] = b'\r';
     line[len + 1] = b'\n';
-    buf.extend_from_slice(&line[..len + 2]);
+    buf.put(&line[..len + 2]);
 }
 
 /// `:<i>\r\n` (redis: addReplyLongLong).
-pub fn integer(buf: &mut BytesMut, i: i64) {
+pub fn integer<B: ReplySink + ?Sized>(buf: &mut B, i: i64) {
     prefixed_i64(buf, b':', i);
 }
 
 /// `$<len>\r\n<b>\r\n` (redis: addReplyBulkCBuffer).
-pub fn bulk(buf: &mut BytesMut, b: &[u8]) {
+pub fn bulk<B: ReplySink + ?Sized>(buf: &mut B, b: &[u8]) {
     // One reservation for header, payload and CRLF: at most one reallocation.
-    buf.reserve(b.len() + 24);
+    buf.reserve_hint(b.len() + 24);
     prefixed_len(buf, b'$', b.len());
-    buf.extend_from_slice(b);
-    buf.extend_from_slice(b"\r\n");
+    buf.put(b);
+    buf.put(b"\r\n");
 }
 
 /// A bulk string holding the decimal digits of `i` (redis:
 /// addReplyBulkLongLong), e.g. `$2\r\n42\r\n`.
-pub fn bulk_i64(buf: &mut BytesMut, i: i64) {
+pub fn bulk_i64<B: ReplySink + ?Sized>(buf: &mut B, i: i64) {
     let mut digits = [0u8; 20];
     let len = ll2string(&mut digits, i);
     bulk(buf, &digits[..len]);
 }
 
 /// A missing value (redis: addReplyNull): `$-1` in RESP2, `_` in RESP3.
-pub fn null(buf: &mut BytesMut, r: Resp) {
-    buf.extend_from_slice(match r {
+pub fn null<B: ReplySink + ?Sized>(buf: &mut B, r: Resp) {
+    buf.put(match r {
         Resp::V2 => b"$-1\r\n",
         Resp::V3 => b"_\r\n",
     });
@@ -140,21 +177,21 @@ pub fn null(buf: &mut BytesMut, r: Resp) {
 
 /// A missing array (redis: addReplyNullArray), e.g. BLPOP timing out:
 /// `*-1` in RESP2, `_` in RESP3.
-pub fn null_array(buf: &mut BytesMut, r: Resp) {
-    buf.extend_from_slice(match r {
+pub fn null_array<B: ReplySink + ?Sized>(buf: &mut B, r: Resp) {
+    buf.put(match r {
         Resp::V2 => b"*-1\r\n",
         Resp::V3 => b"_\r\n",
     });
 }
 
 /// `*<n>\r\n`, followed by n replies (redis: addReplyArrayLen).
-pub fn array_len(buf: &mut BytesMut, n: usize) {
+pub fn array_len<B: ReplySink + ?Sized>(buf: &mut B, n: usize) {
     prefixed_len(buf, b'*', n);
 }
 
 /// A map of `pairs` key/value pairs (redis: addReplyMapLen): `%<pairs>` in
 /// RESP3, a flat array `*<2*pairs>` in RESP2. Write 2*pairs replies after it.
-pub fn map_len(buf: &mut BytesMut, pairs: usize, r: Resp) {
+pub fn map_len<B: ReplySink + ?Sized>(buf: &mut B, pairs: usize, r: Resp) {
     match r {
         Resp::V2 => prefixed_len(buf, b'*', pairs * 2),
         Resp::V3 => prefixed_len(buf, b'%', pairs),
@@ -162,7 +199,7 @@ pub fn map_len(buf: &mut BytesMut, pairs: usize, r: Resp) {
 }
 
 /// A set of n members (redis: addReplySetLen): `~<n>` in RESP3, `*<n>` in RESP2.
-pub fn set_len(buf: &mut BytesMut, n: usize, r: Resp) {
+pub fn set_len<B: ReplySink + ?Sized>(buf: &mut B, n: usize, r: Resp) {
     match r {
         Resp::V2 => prefixed_len(buf, b'*', n),
         Resp::V3 => prefixed_len(buf, b'~', n),
@@ -171,7 +208,7 @@ pub fn set_len(buf: &mut BytesMut, n: usize, r: Resp) {
 
 /// An out-of-band push of n elements (redis: addReplyPushLen), used for
 /// pub/sub messages: `><n>` in RESP3, `*<n>` in RESP2.
-pub fn push_len(buf: &mut BytesMut, n: usize, r: Resp) {
+pub fn push_len<B: ReplySink + ?Sized>(buf: &mut B, n: usize, r: Resp) {
     match r {
         Resp::V2 => prefixed_len(buf, b'*', n),
         Resp::V3 => prefixed_len(buf, b'>', n),
@@ -180,23 +217,23 @@ pub fn push_len(buf: &mut BytesMut, n: usize, r: Resp) {
 
 /// A double (redis 7.0: addReplyDouble): RESP2 a bulk of its `%.17g` text,
 /// RESP3 `,<text>`. Infinities are `inf` / `-inf` in both.
-pub fn double(buf: &mut BytesMut, d: f64, r: Resp) {
+pub fn double<B: ReplySink + ?Sized>(buf: &mut B, d: f64, r: Resp) {
     let mut text = [0u8; G17_MAX_LEN];
     let len = g17(d, &mut text);
     match r {
         Resp::V2 => bulk(buf, &text[..len]),
         Resp::V3 => {
-            buf.reserve(len + 3);
-            buf.put_u8(b',');
-            buf.extend_from_slice(&text[..len]);
-            buf.extend_from_slice(b"\r\n");
+            buf.reserve_hint(len + 3);
+            buf.put(&[b',']);
+            buf.put(&text[..len]);
+            buf.put(b"\r\n");
         }
     }
 }
 
 /// A boolean (redis: addReplyBool): `#t` / `#f` in RESP3, `:1` / `:0` in RESP2.
-pub fn boolean(buf: &mut BytesMut, b: bool, r: Resp) {
-    buf.extend_from_slice(match (r, b) {
+pub fn boolean<B: ReplySink + ?Sized>(buf: &mut B, b: bool, r: Resp) {
+    buf.put(match (r, b) {
         (Resp::V2, true) => b":1\r\n",
         (Resp::V2, false) => b":0\r\n",
         (Resp::V3, true) => b"#t\r\n",
@@ -207,29 +244,29 @@ pub fn boolean(buf: &mut BytesMut, b: bool, r: Resp) {
 /// Plain text meant for humans, e.g. INFO (redis: addReplyVerbatim with
 /// ext "txt"): RESP3 `=<len+4>\r\ntxt:<text>\r\n` (the length counts the
 /// 4-byte `txt:` prefix), RESP2 an ordinary bulk of the text.
-pub fn verbatim(buf: &mut BytesMut, text: &[u8], r: Resp) {
+pub fn verbatim<B: ReplySink + ?Sized>(buf: &mut B, text: &[u8], r: Resp) {
     match r {
         Resp::V2 => bulk(buf, text),
         Resp::V3 => {
-            buf.reserve(text.len() + 30);
+            buf.reserve_hint(text.len() + 30);
             prefixed_len(buf, b'=', text.len() + 4);
-            buf.extend_from_slice(b"txt:");
-            buf.extend_from_slice(text);
-            buf.extend_from_slice(b"\r\n");
+            buf.put(b"txt:");
+            buf.put(text);
+            buf.put(b"\r\n");
         }
     }
 }
 
 /// An integer too big for 64 bits, as decimal digits (redis:
 /// addReplyBigNum): RESP3 `(<digits>`, RESP2 a bulk of the digits.
-pub fn big_number(buf: &mut BytesMut, digits: &[u8], r: Resp) {
+pub fn big_number<B: ReplySink + ?Sized>(buf: &mut B, digits: &[u8], r: Resp) {
     match r {
         Resp::V2 => bulk(buf, digits),
         Resp::V3 => {
-            buf.reserve(digits.len() + 3);
-            buf.put_u8(b'(');
-            buf.extend_from_slice(digits);
-            buf.extend_from_slice(b"\r\n");
+            buf.reserve_hint(digits.len() + 3);
+            buf.put(&[b'(']);
+            buf.put(digits);
+            buf.put(b"\r\n");
         }
     }
 }

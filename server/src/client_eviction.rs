@@ -43,7 +43,7 @@ use crate::config::{Config, CLIENT_TYPE_NORMAL, CLIENT_TYPE_PUBSUB, CLIENT_TYPE_
 use crate::log::{server_log, LogLevel};
 use crate::networking::{
     Client, CLIENT_CLOSE_ASAP, CLIENT_MASTER, CLIENT_MONITOR, CLIENT_NO_EVICT, CLIENT_PUBSUB,
-    CLIENT_SLAVE, PROTO_REPLY_CHUNK_BYTES,
+    CLIENT_SLAVE,
 };
 use crate::server::Server;
 
@@ -103,13 +103,12 @@ pub fn client_mem_type(c: &Client) -> usize {
     CLIENT_TYPE_NORMAL
 }
 
-/// The reply buffer's allocation (Redis's buf_usable_size plus its reply
-/// list): one buffer here, never less than the first 16 KB chunk it is
-/// created with. A command running under CLIENT REPLY OFF keeps the real
-/// buffer aside (`reply_stash`): both count.
+/// The reply buffer's allocation: Redis's buf_usable_size plus its reply
+/// list (getClientOutputBufferMemoryUsage), and the list's own array. A
+/// command running under CLIENT REPLY OFF keeps the real buffer aside
+/// (`reply_stash`): both count.
 pub fn client_reply_memory(c: &Client) -> usize {
-    c.reply.capacity().max(PROTO_REPLY_CHUNK_BYTES)
-        + c.reply_stash.as_ref().map_or(0, |s| s.capacity())
+    c.reply.allocated() + c.reply_stash.as_ref().map_or(0, |s| s.allocated())
 }
 
 /// getClientMemoryUsage: everything one client holds, in Redis's terms:

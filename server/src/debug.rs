@@ -30,11 +30,10 @@ use crate::networking::Client;
 use crate::object::{estimate_object_idle_time, object_command_lookup, object_refcount};
 use crate::server::Server;
 
-/// DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|time> | RESIZING <0|1>.
-/// redis-lite's reply buffer is one growable buffer with no peak to
-/// reset: the time is kept for the reply only, RESIZING 0 stops the shrink
-/// after a big reply is written (networking.rs write_to_client), so a
-/// client's tot-mem stays where its biggest reply put it.
+/// DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|time> | RESIZING <0|1>:
+/// how often (ms) the client cron restarts a static reply buffer's peak,
+/// and whether it resizes the buffer at all (server.rs
+/// clients_cron_resize_output_buffer, reply_buffer.rs cron_resize).
 // redis: debug.c debugCommand ("replybuffer")
 fn debug_replybuffer(srv: &mut Server, c: &mut Client) {
     let what = c.arg(2).to_ascii_lowercase();

@@ -185,7 +185,7 @@ fn clients_section(srv: &Server) -> String {
     let max_out = srv
         .clients
         .values()
-        .map(|c| c.reply.len())
+        .map(|c| c.reply.output_memory())
         .max()
         .unwrap_or(0);
     let mut s = String::from("# Clients\r\n");
@@ -423,8 +423,8 @@ fn stats_section(srv: &Server) -> String {
         "total_writes_processed" => st.total_writes_processed,
         "io_threaded_reads_processed" => 0,
         "io_threaded_writes_processed" => 0,
-        "reply_buffer_shrinks" => 0,
-        "reply_buffer_expands" => 0,
+        "reply_buffer_shrinks" => st.reply_buffer_shrinks,
+        "reply_buffer_expands" => st.reply_buffer_expands,
     );
     s
 }

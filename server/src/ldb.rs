@@ -354,7 +354,7 @@ pub fn ldb_end_session(c: &mut Client) {
     ldb_log("<endsession>");
     ldb_send_logs();
     if with_ldb(|l| l.forked) {
-        let _ = write_all_fd(c.fd, &c.reply);
+        let _ = write_all_fd(c.fd, &c.reply.to_vec());
         server_log(LogLevel::Warning, "Lua debugging session child exiting");
         // exitFromChild: no destructors, no atexit handlers, nothing of
         // the parent's state touched on the way out.

@@ -54,6 +54,7 @@ pub mod recorder;
 #[path = "recorder_off.rs"]
 pub mod recorder;
 pub mod replication;
+pub mod reply_buffer;
 pub mod script;
 pub mod script_lua;
 pub mod server;

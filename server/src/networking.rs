@@ -2,7 +2,8 @@
 //!
 //! A `Client` is one connection: the bytes it sent that are not yet parsed
 //! (`querybuf`), the command being run (`argv`), and the reply bytes waiting
-//! to be written (`reply`). Nothing here blocks: reads and writes are tried
+//! to be written (`reply`: a static buffer plus a list of reply blocks, as
+//! Redis's, see reply_buffer.rs). Nothing here blocks: reads and writes are tried
 //! once, and `WouldBlock` simply means "come back on the next event".
 //!
 //! The path of one request, as in Redis:
@@ -25,6 +26,7 @@ use protocol::{ParseLimits, RequestParser, Resp};
 
 use crate::config::ClientBufferLimit;
 use crate::log::{server_log, LogLevel};
+use crate::reply_buffer::{DeferredLen, ReplyBuffer};
 use crate::server::{self, Server};
 
 /// PROTO_IOBUF_LEN: Redis reads at most 16 KB per readable event.
@@ -37,9 +39,9 @@ pub const PROTO_MBULK_BIG_ARG: usize = protocol::request::PROTO_MBULK_BIG_ARG;
 /// loop pass, so one huge reply (KEYS * on a big db) cannot starve others.
 pub const NET_MAX_WRITES_PER_EVENT: usize = 64 * 1024;
 
-/// PROTO_REPLY_CHUNK_BYTES: the size of Redis's static reply buffer; used
-/// here only to shape the initial capacity of `reply`.
-pub const PROTO_REPLY_CHUNK_BYTES: usize = 16 * 1024;
+/// PROTO_REPLY_CHUNK_BYTES: the static reply buffer's initial size and the
+/// smallest reply block (reply_buffer.rs).
+pub use crate::reply_buffer::PROTO_REPLY_CHUNK_BYTES;
 
 // Client flags (server.h CLIENT_*), a plain bit set as in Redis.
 /// Close the connection once the pending reply has been written.
@@ -130,8 +132,9 @@ pub struct Client {
     pub parser: RequestParser,
     /// The command being executed: name and arguments.
     pub argv: Vec<Bytes>,
-    /// Reply bytes not yet written to the socket.
-    pub reply: BytesMut,
+    /// Reply bytes not yet written to the socket: the static buffer and
+    /// the reply list (reply_buffer.rs).
+    pub reply: ReplyBuffer,
     /// RESP2 or RESP3 (HELLO).
     pub resp: Resp,
     /// SELECTed database.
@@ -170,7 +173,7 @@ pub struct Client {
     /// buffer. The command's reply goes to a scratch `reply` that is thrown
     /// away; pub/sub messages go here (`push_buf`), as Redis still sends
     /// them (CLIENT_PUSHING).
-    pub reply_stash: Option<BytesMut>,
+    pub reply_stash: Option<ReplyBuffer>,
     /// What this client is subscribed to (pubsub.rs): channels, patterns
     /// and shard channels (CLIENT LIST sub= psub= ssub=).
     pub pubsub_channels: std::collections::HashSet<Bytes>,
@@ -301,7 +304,7 @@ impl Client {
             querybuf_peak: 0,
             parser: RequestParser::new(),
             argv: Vec::new(),
-            reply: BytesMut::with_capacity(PROTO_REPLY_CHUNK_BYTES),
+            reply: ReplyBuffer::new(PROTO_REPLY_CHUNK_BYTES),
             resp: Resp::V2,
             db: 0,
             name: None,
@@ -337,7 +340,7 @@ impl Client {
 
     /// Where pub/sub messages for this client go: its output buffer, even
     /// while CLIENT REPLY OFF/SKIP silences the current command's reply.
-    pub fn push_buf(&mut self) -> &mut BytesMut {
+    pub fn push_buf(&mut self) -> &mut ReplyBuffer {
         match self.reply_stash.as_mut() {
             Some(stash) => stash,
             None => &mut self.reply,
@@ -365,7 +368,7 @@ impl Client {
     // ---- add_reply_*: append one reply to the output buffer (addReply*). ----
 
     /// After a reply element went into the buffer (_addReplyProtoToList):
-    /// past the first 16 KB chunk, check the output buffer limits *while*
+    /// once the reply list has blocks, check the output buffer limits *while*
     /// the reply is being built, so one huge reply (KEYS *, LRANGE 0 -1)
     /// to a client over its hard limit stops growing at once instead of
     /// after the command. A client already marked for closing gets nothing
@@ -373,7 +376,7 @@ impl Client {
     /// as it would never be written.
     #[inline]
     fn reply_added(&mut self) {
-        if self.reply.len() <= PROTO_REPLY_CHUNK_BYTES {
+        if self.reply.list_len() == 0 {
             return;
         }
         if self.has_flag(CLIENT_CLOSE_ASAP) {
@@ -388,6 +391,36 @@ impl Client {
                 self.reply.clear();
             }
         }
+    }
+
+    /// addReplyDeferredLen: room for an aggregate's header whose count is
+    /// known only after its elements are written (set_deferred_*_len).
+    pub fn add_reply_deferred_len(&mut self) -> DeferredLen {
+        self.reply.add_deferred_len()
+    }
+
+    /// setDeferredArrayLen: `*<n>` where the placeholder is.
+    pub fn set_deferred_array_len(&mut self, d: DeferredLen, n: usize) {
+        let mut head = BytesMut::new();
+        reply::array_len(&mut head, n);
+        self.reply.set_deferred(d, &head);
+        self.reply_added();
+    }
+
+    /// setDeferredMapLen: `%<pairs>` in RESP3, `*<2*pairs>` in RESP2.
+    pub fn set_deferred_map_len(&mut self, d: DeferredLen, pairs: usize) {
+        let mut head = BytesMut::new();
+        reply::map_len(&mut head, pairs, self.resp);
+        self.reply.set_deferred(d, &head);
+        self.reply_added();
+    }
+
+    /// setDeferredSetLen: `~<n>` in RESP3, `*<n>` in RESP2.
+    pub fn set_deferred_set_len(&mut self, d: DeferredLen, n: usize) {
+        let mut head = BytesMut::new();
+        reply::set_len(&mut head, n, self.resp);
+        self.reply.set_deferred(d, &head);
+        self.reply_added();
     }
 
     pub fn add_reply_ok(&mut self) {
@@ -808,12 +841,12 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) -> Option<usize>
                 // block alone is over its 1024 bytes, so such a client may
                 // not queue more than the static reply buffer. One that
                 // pipelines without reading is dropped, nothing written.
-                if auth_required(srv, c) && c.reply.len() > PROTO_REPLY_CHUNK_BYTES {
+                if auth_required(srv, c) && c.reply.output_memory() > 1024 {
                     server_log(
                         LogLevel::Warning,
                         &format!(
                             "Client id={} addr={} laddr={} fd={} name= omem={} cmd={} scheduled to be closed ASAP for overcoming of output buffer limits.",
-                            c.id, c.addr, c.laddr, c.fd, c.reply.len(), c.last_cmd
+                            c.id, c.addr, c.laddr, c.fd, c.reply.output_memory(), c.last_cmd
                         ),
                     );
                     c.flags |= CLIENT_CLOSE_ASAP;
@@ -867,12 +900,11 @@ pub fn process_command_maybe_silenced(srv: &mut Server, c: &mut Client) {
     if !c.has_flag(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP) {
         return server::process_command(srv, c);
     }
-    c.reply_stash = Some(std::mem::take(&mut c.reply));
+    c.reply_stash = Some(std::mem::replace(&mut c.reply, ReplyBuffer::unbuffered()));
     server::process_command(srv, c);
-    let scratch = std::mem::take(&mut c.reply);
-    c.reply = c.reply_stash.take().unwrap_or_default();
+    let scratch = std::mem::replace(&mut c.reply, c.reply_stash.take().unwrap_or_default());
     if !c.has_flag(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP) {
-        c.reply.extend_from_slice(&scratch);
+        c.reply.append(&scratch);
     }
 }
 
@@ -945,27 +977,32 @@ fn write_to_client_inner(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     let Some(stream) = c.stream.as_mut() else {
         return Ok(());
     };
+    use std::os::fd::AsRawFd;
+    let fd = stream.as_raw_fd();
     let mut written = 0usize;
     let mut socket_full = false;
+    // Redis's cap spares replicas only, and a MONITOR is one by its flags.
     let cap = if c.flags & (CLIENT_MONITOR | CLIENT_SLAVE) != 0 {
         usize::MAX
     } else {
         NET_MAX_WRITES_PER_EVENT
     };
-    while !c.reply.is_empty() && written < cap {
-        let end = c.reply.len().min(cap - written);
-        match stream.write(&c.reply[..end]) {
+    // writeToClient's loop: one writev of the static buffer and the first
+    // blocks per turn (_writevToClient), until nothing is left, the socket
+    // is full or more than the cap went out.
+    while !c.reply.is_empty() {
+        match c.reply.write_to(fd) {
             Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
-            Ok(n) => {
-                let _ = c.reply.split_to(n);
-                written += n;
-            }
+            Ok(n) => written += n,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                 socket_full = true;
                 break;
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
+        }
+        if written > cap {
+            break;
         }
     }
     if written > 0 {
@@ -980,10 +1017,8 @@ fn write_to_client_inner(srv: &mut Server, c: &mut Client) -> io::Result<()> {
         srv.stats.total_writes_processed += 1;
     }
     if c.reply.is_empty() {
-        // Give back memory after a big reply (Redis frees its reply blocks).
-        if srv.reply_buffer_resizing_enabled && c.reply.capacity() > 4 * PROTO_REPLY_CHUNK_BYTES {
-            c.reply = BytesMut::with_capacity(PROTO_REPLY_CHUNK_BYTES);
-        }
+        // Every written block was freed as it went out; the static buffer
+        // is resized by the client cron only.
         if c.flags & CLIENT_WRITE_INTEREST != 0 {
             // Nothing left: stop asking for writable events.
             srv.poll
@@ -1033,7 +1068,9 @@ pub fn get_client_type(c: &Client) -> usize {
 /// hard limit of the client's class, or has stayed over the soft limit for
 /// longer than the soft limit's seconds. 0 disables a limit.
 pub fn check_client_output_buffer_limits(limits: &[ClientBufferLimit; 3], c: &mut Client) -> bool {
-    let used = c.reply.len() as u64;
+    // getClientOutputBufferMemoryUsage: the reply list, not the static
+    // buffer.
+    let used = c.reply.output_memory() as u64;
     let limit = &limits[get_client_type(c)];
     let hard = limit.hard_limit_bytes > 0 && used >= limit.hard_limit_bytes;
     let mut soft = limit.soft_limit_bytes > 0 && used >= limit.soft_limit_bytes;
@@ -1126,9 +1163,10 @@ pub fn is_local_addr(ip: &std::net::IpAddr) -> bool {
     }
 }
 
-/// Bytes the client's output buffer holds (omem in CLIENT LIST).
+/// getClientOutputBufferMemoryUsage: the reply list's blocks and entries
+/// (omem in CLIENT LIST, what the output buffer limits compare).
 pub fn client_output_memory(c: &Client) -> usize {
-    c.reply.capacity()
+    c.reply.output_memory()
 }
 
 // ---- Connection commands (networking.c, server.c, acl.c) ----
@@ -1727,12 +1765,13 @@ pub fn client_info_string(cl: &Client) -> Vec<u8> {
     // The command being run is still part of qbuf, as in Redis (qb_pos).
     let qbuf = cl.qb_pos + cl.querybuf.len();
     let qbuf_free = cl.querybuf.capacity() - cl.querybuf.len();
-    let rbs = cl.reply.capacity().max(PROTO_REPLY_CHUNK_BYTES);
-    // Redis keeps 16 KB in its static buffer (obl) and the rest in a list
-    // of blocks (oll blocks, omem bytes); ours is one buffer, split the same way.
-    let obl = cl.reply.len().min(PROTO_REPLY_CHUNK_BYTES);
-    let omem = cl.reply.len() - obl;
-    let oll = usize::from(omem > 0);
+    // The static buffer: its size (rbs), recent peak (rbp) and what it
+    // holds (obl); the reply list: its blocks (oll) and their memory (omem).
+    let rbs = cl.reply.buf_usable_size();
+    let rbp = cl.reply.buf_peak();
+    let obl = cl.reply.bufpos();
+    let oll = cl.reply.list_len();
+    let omem = cl.reply.output_memory();
     // getClientMemoryUsage: the figure client eviction works with.
     let tot_mem = crate::client_eviction::get_client_memory_usage(cl);
     let events = if cl.has_flag(CLIENT_WRITE_INTEREST) {
@@ -1761,7 +1800,7 @@ pub fn client_info_string(cl: &Client) -> Vec<u8> {
     line.extend_from_slice(
         format!(
             " age={age} idle={idle} flags={} db={} sub={} psub={} ssub={} multi={multi} qbuf={qbuf} \
-             qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} rbs={rbs} rbp={rbs} \
+             qbuf-free={qbuf_free} argv-mem={argv_mem} multi-mem={multi_mem} rbs={rbs} rbp={rbp} \
              obl={obl} oll={oll} omem={omem} tot-mem={tot_mem} events={events} cmd={cmd} \
              user={} redir={} resp={resp}",
             crate::tracking::client_flags_with_tracking(client_flags_string(cl.flags), cl),

@@ -87,8 +87,8 @@ pub struct PendingPush {
 
 /// addReplyPubsubMessage / addReplyPubsubPatMessage: `message channel msg`
 /// or `pmessage pattern channel msg`, as an array (RESP2) or a push (RESP3).
-fn add_reply_pubsub_message(
-    buf: &mut BytesMut,
+fn add_reply_pubsub_message<B: reply::ReplySink + ?Sized>(
+    buf: &mut B,
     resp: Resp,
     kind: &[u8],
     pattern: Option<&[u8]>,
@@ -452,10 +452,7 @@ pub fn pubsub_call_end(srv: &mut Server, c: &mut Client, scope: CallScope) {
         stash.extend_from_slice(&pushes);
         return;
     }
-    let at = scope.reply_start.min(c.reply.len());
-    let reply = c.reply.split_off(at);
-    c.reply.extend_from_slice(&pushes);
-    c.reply.extend_from_slice(&reply);
+    c.reply.insert_at(scope.reply_start, &pushes);
 }
 
 /// The RESP2 subscribed-mode gate of processCommand: a RESP2 client with

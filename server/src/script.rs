@@ -544,7 +544,7 @@ pub fn script_call<'a>(
     srv.propagate.next_call_strip = strip;
     server::call(srv, sc, id);
     sc.argv.clear();
-    Ok(&sc.reply[..])
+    Ok(sc.reply.make_contiguous())
 }
 
 /// The error path of scriptCall: count the error and the rejected call as

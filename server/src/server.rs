@@ -90,6 +90,10 @@ pub struct Stats {
     pub net_repl_output_bytes: u64,
     pub total_reads_processed: u64,
     pub total_writes_processed: u64,
+    /// Static reply buffers shrunk / grown by the client cron
+    /// (clients_cron_resize_output_buffer).
+    pub reply_buffer_shrinks: u64,
+    pub reply_buffer_expands: u64,
     pub total_error_replies: u64,
     /// errorstat_<CODE>: count per error code.
     pub errors: HashMap<String, u64>,
@@ -1387,6 +1391,12 @@ fn clients_cron(srv: &mut Server) {
         }
         let idle = now.saturating_duration_since(c.last_interaction);
         clients_cron_resize_query_buffer(c, idle.as_secs());
+        clients_cron_resize_output_buffer(
+            &mut srv.stats,
+            srv.reply_buffer_resizing_enabled,
+            srv.reply_buffer_peak_reset_time,
+            c,
+        );
         // The clients' memory, measured again once a second (INFO's
         // figures), and for client eviction the bucket too.
         let limit = srv.config.maxmemory_clients;
@@ -1423,6 +1433,27 @@ fn clients_cron_handle_timeout(maxidletime: i64, c: &mut Client, now: Instant) -
         return true;
     }
     false
+}
+
+/// clientsCronResizeOutputBuffer: fit the client's static reply buffer to
+/// its recent use (reply_buffer.rs cron_resize: halve toward the peak when
+/// the peak stayed under half, double up to 16 KB when it filled), unless
+/// DEBUG REPLYBUFFER RESIZING 0 turned it off.
+// redis: server.c clientsCronResizeOutputBuffer
+fn clients_cron_resize_output_buffer(
+    stats: &mut Stats,
+    enabled: bool,
+    peak_reset_time: i64,
+    c: &mut Client,
+) {
+    if !enabled {
+        return;
+    }
+    match c.reply.cron_resize(mstime(), peak_reset_time) {
+        -1 => stats.reply_buffer_shrinks += 1,
+        1 => stats.reply_buffer_expands += 1,
+        _ => {}
+    }
 }
 
 /// PROTO_RESIZE_THRESHOLD: a busy client's query buffer is trimmed only

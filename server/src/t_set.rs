@@ -97,7 +97,7 @@ fn set_at<'a>(srv: &'a Server, dbid: usize, key: &[u8]) -> Option<&'a SetValue> 
 }
 
 /// Append one member as a bulk string (addReplyBulk / addReplyBulkLongLong).
-fn bulk_element(buf: &mut BytesMut, ele: SetElement<'_>) {
+fn bulk_element<B: protocol::reply::ReplySink + ?Sized>(buf: &mut B, ele: SetElement<'_>) {
     match ele {
         SetElement::Int(v) => protocol::reply::bulk_i64(buf, v),
         SetElement::Str(s) => protocol::reply::bulk(buf, s),

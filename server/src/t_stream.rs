@@ -1181,8 +1181,9 @@ fn xread_generic_command(srv: &mut Server, c: &mut Client, xreadgroup: bool) {
     // Serve synchronously every stream that has something to give.
     let resp3 = c.resp == protocol::reply::Resp::V3;
     let mut served = 0;
-    let mut body = BytesMut::new();
-    let outer = std::mem::replace(&mut c.reply, BytesMut::new());
+    // The map's length is known at the end: written in place once the
+    // first stream is served (nothing at all when none is).
+    let mut map_len = None;
     for (i, gt) in ids.iter_mut().enumerate() {
         let key = c.argv[a.streams_arg + i].clone();
         let Ok(Some(s)) = lookup_stream_read(srv, c, &key) else {
@@ -1213,6 +1214,9 @@ fn xread_generic_command(srv: &mut Server, c: &mut Client, xreadgroup: bool) {
             continue;
         }
         served += 1;
+        if map_len.is_none() {
+            map_len = Some(c.add_reply_deferred_len());
+        }
         let mut start = *gt;
         start.incr();
         if !resp3 {
@@ -1243,15 +1247,12 @@ fn xread_generic_command(srv: &mut Server, c: &mut Client, xreadgroup: bool) {
             }
         }
     }
-    body.extend_from_slice(&c.reply);
-    c.reply = outer;
-    if served > 0 {
+    if let Some(d) = map_len {
         if resp3 {
-            c.add_reply_map_len(served);
+            c.set_deferred_map_len(d, served);
         } else {
-            c.add_reply_array_len(served);
+            c.set_deferred_array_len(d, served);
         }
-        c.reply.extend_from_slice(&body);
         return;
     }
 

@@ -790,10 +790,7 @@ fn splice_before(c: &mut Client, at: usize, bytes: &[u8]) {
         stash.extend_from_slice(bytes);
         return;
     }
-    let at = at.min(c.reply.len());
-    let rest = c.reply.split_off(at);
-    c.reply.extend_from_slice(bytes);
-    c.reply.extend_from_slice(&rest);
+    c.reply.insert_at(at, bytes);
 }
 
 /// Run `f` (process_command's evictions, the table limit) with `c` noted

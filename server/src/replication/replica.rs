@@ -1649,7 +1649,7 @@ pub fn process_master_command(srv: &mut Server, c: &mut Client) {
         srv.repl.replica.executing_master = true;
         server::process_command(srv, c);
         srv.repl.replica.executing_master = false;
-        if c.reply.get(mark) == Some(&b'-') {
+        if c.reply.byte_at(mark) == Some(b'-') {
             show_latest_backlog(srv);
         }
         // A master gets no replies (prepareClientToWrite).
