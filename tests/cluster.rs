@@ -500,3 +500,121 @@ fn lite_node_and_real_redis_node_meet_and_see_each_other() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// MIGRATE into an importing node (RESTORE-ASKING), a key whose TTL passed
+/// during the migration (-ASK, not a nil), sharded pub/sub routed by slot
+/// (MOVED, CROSSSLOT), PUBLISH reaching another node's subscriber over the
+/// bus, DEBUG CLUSTERLINK KILL: the same replies as a real cluster's.
+fn migration_and_pubsub_replies(nodes: &[Node]) -> Vec<String> {
+    let mut out = Vec::new();
+    let slot_foo = 12182; // CLUSTER KEYSLOT foo
+    let owner = owner_port(nodes, slot_foo);
+    let o = nodes.iter().find(|n| n.p.port == owner).unwrap();
+    let t = nodes.iter().find(|n| n.p.port != owner).unwrap();
+    let mut oc = o.p.connect();
+    let mut tc = t.p.connect();
+    let o_id = bulk_text(&oc.must(&["CLUSTER", "MYID"]));
+    let t_id = bulk_text(&tc.must(&["CLUSTER", "MYID"]));
+    let tport = t.p.port.to_string();
+    out.push(text(&oc.must(&["SET", "foo", "bar"])));
+    out.push(text(&oc.must(&["SET", "{foo}gone", "x", "PX", "50"])));
+    out.push(text(&tc.must(&[
+        "CLUSTER",
+        "SETSLOT",
+        "12182",
+        "IMPORTING",
+        &o_id,
+    ])));
+    out.push(text(&oc.must(&[
+        "CLUSTER",
+        "SETSLOT",
+        "12182",
+        "MIGRATING",
+        &t_id,
+    ])));
+    std::thread::sleep(Duration::from_millis(120));
+    // The expired key is missing for routing: ASK to the target.
+    out.push(text(&oc.must(&["GET", "{foo}gone"])));
+    out.push(text(&oc.must(&[
+        "MIGRATE",
+        "127.0.0.1",
+        &tport,
+        "foo",
+        "0",
+        "5000",
+    ])));
+    out.push(text(&oc.must(&["GET", "foo"])));
+    out.push(text(&tc.must(&["ASKING"])));
+    out.push(text(&tc.must(&["GET", "foo"])));
+    out.push(text(&oc.must(&["CLUSTER", "SETSLOT", "12182", "STABLE"])));
+    out.push(text(&tc.must(&["CLUSTER", "SETSLOT", "12182", "STABLE"])));
+    out.push(text(&tc.must(&["DEL", "foo"])));
+    // Sharded channels route like keys.
+    out.push(text(&tc.must(&["SPUBLISH", "foo", "m"])));
+    out.push(text(&tc.must(&["SSUBSCRIBE", "foo"])));
+    out.push(text(&oc.must(&["SSUBSCRIBE", "foo", "bar"])));
+    out.push(text(&oc.must(&["SPUBLISH", "foo", "m"])));
+    // PUBLISH on one node reaches a subscriber on another.
+    let mut sub = t.p.connect();
+    out.push(text(&sub.must(&["SUBSCRIBE", "news"])));
+    out.push(text(&oc.must(&["PUBLISH", "news", "hello"])));
+    sub.set_timeout(Duration::from_secs(10));
+    out.push(text(&sub.read_reply().expect("the published message")));
+    // DEBUG CLUSTERLINK KILL, its errors, and links that come back.
+    out.push(text(&oc.must(&[
+        "DEBUG",
+        "CLUSTERLINK",
+        "KILL",
+        "all",
+        &t_id,
+    ])));
+    out.push(text(&oc.must(&[
+        "DEBUG",
+        "CLUSTERLINK",
+        "KILL",
+        "to",
+        "nope",
+    ])));
+    out.push(text(&oc.must(&[
+        "DEBUG",
+        "CLUSTERLINK",
+        "KILL",
+        "sideways",
+        &t_id,
+    ])));
+    out.push(text(&oc.read_reply().unwrap()));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let links = text(&oc.must(&["CLUSTER", "LINKS"]));
+        if links.matches(&t_id).count() == 2 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "links to {t_id} not back: {links}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for s in &mut out {
+        for n in nodes {
+            *s = s.replace(&format!(":{}\r", n.p.port), ":P\r");
+        }
+    }
+    out
+}
+
+#[test]
+fn migrate_expired_keys_sharded_pubsub_and_links_match_redis() {
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
+    let lite = three_node_cluster(&cli, false).unwrap();
+    let lite_out = migration_and_pubsub_replies(&lite);
+    assert!(lite_out[4].starts_with("-ASK 12182 "), "{lite_out:?}");
+    assert_eq!(lite_out[5], "+OK\r\n", "{lite_out:?}");
+    drop(lite);
+    let Some(real) = three_node_cluster(&cli, true) else {
+        return;
+    };
+    assert_eq!(lite_out, migration_and_pubsub_replies(&real));
+}

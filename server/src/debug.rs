@@ -120,6 +120,9 @@ pub fn debug_command(srv: &mut Server, c: &mut Client) {
         (b"protocol", 3) => debug_protocol(c),
         (b"client-eviction", 2) => crate::client_eviction::debug_client_eviction(srv, c),
         (b"replybuffer", 4) => debug_replybuffer(srv, c),
+        (b"clusterlink", 5) if c.arg(2).eq_ignore_ascii_case(b"kill") => {
+            crate::cluster::commands::debug_clusterlink_kill(srv, c)
+        }
         // DEBUG REPLICATE cmd [args...]: straight into the stream, in the
         // db last selected there (no SELECT), not executed here.
         (b"replicate", 3..) => {

@@ -374,10 +374,14 @@ fn migrate_build_query<'k>(
     if select {
         write_command(&mut cmd, &[b"SELECT", args.dbid.to_string().as_bytes()]);
     }
-    // Redis sends RESTORE-ASKING when cluster mode is on; redis-lite's
-    // cluster bus is not wired in (cluster.rs), so the server is always
-    // standalone and sends RESTORE.
-    let restore: &[u8] = b"RESTORE";
+    // In cluster mode the target is importing the slot: RESTORE-ASKING
+    // carries the ASKING flag, so the target takes it before it owns the
+    // slot.
+    let restore: &[u8] = if srv.cluster.is_some() {
+        b"RESTORE-ASKING"
+    } else {
+        b"RESTORE"
+    };
     let compress = crate::rdb::rdb_compression(srv);
     let mut sent = Vec::with_capacity(keys.len());
     for key in keys {

@@ -415,6 +415,22 @@ pub fn pubsub_publish_message(srv: &mut Server, channel: &[u8], message: &[u8]) 
     pubsub_publish_message_internal(srv, None, channel, message, PubsubType::Global)
 }
 
+/// A message that came over the cluster bus (a PUBLISH or PUBLISHSHARD
+/// packet): delivered to this node's subscribers only.
+pub fn pubsub_publish_message_from_cluster(
+    srv: &mut Server,
+    channel: &[u8],
+    message: &[u8],
+    sharded: bool,
+) -> usize {
+    let ptype = if sharded {
+        PubsubType::Shard
+    } else {
+        PubsubType::Global
+    };
+    pubsub_publish_message_internal(srv, None, channel, message, ptype)
+}
+
 /// Where the running command's reply starts (see `pubsub_call_begin`).
 pub struct CallScope {
     reply_start: usize,
@@ -577,14 +593,20 @@ pub fn sunsubscribe_command(srv: &mut Server, c: &mut Client) {
 }
 
 /// PUBLISH channel message
-// redis: pubsub.c publishCommand (standalone: nothing to propagate)
+// redis: pubsub.c publishCommand
 pub fn publish_command(srv: &mut Server, c: &mut Client) {
     let (channel, message) = (c.argv[1].clone(), c.argv[2].clone());
     let receivers =
         pubsub_publish_message_internal(srv, Some(c), &channel, &message, PubsubType::Global);
-    // Replicas get the message too (their subscribers hear it); the AOF
-    // does not, since it changes no data.
-    crate::propagate::force_command_propagation(srv, crate::propagate::PROPAGATE_REPL);
+    if srv.cluster.is_some() {
+        // Every node of the cluster gets it over the bus
+        // (pubsubPublishMessageAndPropagateToCluster).
+        crate::cluster::bus::cluster_propagate_publish(srv, &channel, &message, false);
+    } else {
+        // Replicas get the message too (their subscribers hear it); the
+        // AOF does not, since it changes no data.
+        crate::propagate::force_command_propagation(srv, crate::propagate::PROPAGATE_REPL);
+    }
     c.add_reply_integer(receivers as i64);
 }
 
@@ -594,7 +616,13 @@ pub fn spublish_command(srv: &mut Server, c: &mut Client) {
     let (channel, message) = (c.argv[1].clone(), c.argv[2].clone());
     let receivers =
         pubsub_publish_message_internal(srv, Some(c), &channel, &message, PubsubType::Shard);
-    crate::propagate::force_command_propagation(srv, crate::propagate::PROPAGATE_REPL);
+    if srv.cluster.is_some() {
+        // The other nodes of my shard (master and replicas) get it over
+        // the bus.
+        crate::cluster::bus::cluster_propagate_publish(srv, &channel, &message, true);
+    } else {
+        crate::propagate::force_command_propagation(srv, crate::propagate::PROPAGATE_REPL);
+    }
     c.add_reply_integer(receivers as i64);
 }
 

@@ -35,7 +35,8 @@ use cluster::bus::{
 };
 use cluster::node::{
     NodeName, CLUSTER_NODE_FAIL, CLUSTER_NODE_HANDSHAKE, CLUSTER_NODE_MASTER, CLUSTER_NODE_MEET,
-    CLUSTER_NODE_MYSELF, CLUSTER_NODE_NOADDR, CLUSTER_NODE_PFAIL, CLUSTER_NODE_SLAVE,
+    CLUSTER_NODE_MYSELF, CLUSTER_NODE_NOADDR, CLUSTER_NODE_NOFAILOVER, CLUSTER_NODE_PFAIL,
+    CLUSTER_NODE_SLAVE,
 };
 use cluster::slots::CLUSTER_SLOTS;
 use mio::{Interest, Registry, Token};
@@ -69,11 +70,63 @@ pub struct ClusterLink {
     pub connected: bool,
 }
 
-/// What a header needs from outside the cluster state.
+/// What the cluster code needs from outside the cluster state: what a
+/// header says (the client port, the replication offset, an announced
+/// IP), and what a replica weighs before it fails over (failover.rs).
 pub struct HeaderInputs {
     pub port: u16,
+    /// master_repl_offset for a master, replicationGetSlaveOffset() for a
+    /// replica.
     pub offset: i64,
     pub announce_ip: String,
+    /// server.masterhost is set (replication is configured).
+    pub has_masterhost: bool,
+    /// How long (ms) the replica has had no data from its master: since
+    /// the master client's last interaction, or since the link went down.
+    pub data_age: i64,
+    /// cluster-replica-validity-factor, repl-ping-replica-period (s),
+    /// cluster-replica-no-failover, cluster-allow-replica-migration.
+    pub validity_factor: i64,
+    pub repl_ping_period: i64,
+    pub no_failover: bool,
+    pub allow_replica_migration: bool,
+    /// cluster-node-timeout (at least 1 ms).
+    pub node_timeout: i64,
+}
+
+/// The inputs as they are now (see HeaderInputs).
+pub fn header_inputs(srv: &Server) -> HeaderInputs {
+    use crate::replication::ReplState;
+    let is_slave = srv
+        .cluster
+        .as_deref()
+        .is_some_and(|s| s.myself().is_slave());
+    let offset = if is_slave {
+        crate::replication::replica::replication_get_slave_offset(srv)
+    } else {
+        srv.repl.master_repl_offset
+    };
+    let now_secs = mstime() / 1000;
+    let data_age = if srv.repl.repl_state == ReplState::Connected {
+        srv.repl
+            .master
+            .and_then(|t| srv.clients.get(&t))
+            .map_or(0, |m| m.last_interaction.elapsed().as_secs() as i64 * 1000)
+    } else {
+        (now_secs - srv.repl.repl_down_since) * 1000
+    };
+    HeaderInputs {
+        port: srv.config.port,
+        offset,
+        announce_ip: srv.config.cluster_announce_ip.clone(),
+        has_masterhost: srv.repl.masterhost.is_some(),
+        data_age,
+        validity_factor: srv.config.num("cluster-replica-validity-factor"),
+        repl_ping_period: srv.config.num("repl-ping-replica-period"),
+        no_failover: srv.config.boolean("cluster-replica-no-failover"),
+        allow_replica_migration: srv.config.boolean("cluster-allow-replica-migration"),
+        node_timeout: srv.config.cluster_node_timeout.max(1),
+    }
 }
 
 /// Bind the bus port (clusterInit's listenToPort on the cluster port) on
@@ -125,11 +178,7 @@ pub fn is_cluster_token(srv: &Server, token: Token) -> bool {
 
 /// A fired event on the bus: accept on the listener, or read/write a link.
 pub fn cluster_handle_event(srv: &mut Server, token: Token, readable: bool, writable: bool) {
-    let hdr = HeaderInputs {
-        port: srv.config.port,
-        offset: srv.repl.master_repl_offset,
-        announce_ip: srv.config.cluster_announce_ip.clone(),
-    };
+    let hdr = header_inputs(srv);
     let node_timeout = srv.config.cluster_node_timeout.max(1);
     let registry = srv.poll.registry();
     let Some(state) = srv.cluster.as_deref_mut() else {
@@ -145,6 +194,9 @@ pub fn cluster_handle_event(srv: &mut Server, token: Token, readable: bool, writ
     if readable {
         cluster_read_handler(registry, state, token, &hdr, node_timeout);
     }
+    // What the packets asked of the server (become a replica, pause
+    // writes for a manual failover ...) happens before any other event.
+    super::cluster_apply_actions(srv);
 }
 
 /// clusterAcceptHandler: every pending connection becomes an inbound link.
@@ -347,7 +399,7 @@ fn cluster_read_handler(
 // ---------------------------------------------------------------------------
 
 /// clusterBuildMessageHdr: who I am, as every packet says it.
-fn cluster_build_message_hdr(state: &ClusterState, hdr: &HeaderInputs) -> MsgHeader {
+pub(super) fn cluster_build_message_hdr(state: &ClusterState, hdr: &HeaderInputs) -> MsgHeader {
     let me = state.myself();
     let mut h = MsgHeader::new(me.name);
     // A replica advertises its master's slots and epoch.
@@ -371,11 +423,16 @@ fn cluster_build_message_hdr(state: &ClusterState, hdr: &HeaderInputs) -> MsgHea
     h.current_epoch = state.current_epoch;
     h.config_epoch = master.config_epoch;
     h.offset = hdr.offset.max(0) as u64;
+    // A master whose clients are paused for a manual failover says so:
+    // its offset will not move until the replica took over.
+    if me.is_master() && state.mf_end != 0 {
+        h.mflags[0] |= codec::CLUSTERMSG_FLAG0_PAUSED;
+    }
     h
 }
 
 /// Queue `msg` on a link and try to send it now; counts it in the stats.
-fn cluster_send_message(state: &mut ClusterState, token: Token, msg: &ClusterMsg) {
+pub(super) fn cluster_send_message(state: &mut ClusterState, token: Token, msg: &ClusterMsg) {
     let msg_type = msg.msg_type();
     let Some(link) = state.links.get_mut(&token) else {
         return;
@@ -470,7 +527,7 @@ pub fn cluster_send_ping(
 
 /// clusterBroadcastMessage: to every connected node but myself and those
 /// in handshake.
-fn cluster_broadcast_message(state: &mut ClusterState, msg: &ClusterMsg) {
+pub(super) fn cluster_broadcast_message(state: &mut ClusterState, msg: &ClusterMsg) {
     let tokens: Vec<Token> = state
         .nodes
         .values()
@@ -493,6 +550,67 @@ pub fn cluster_broadcast_pong(state: &mut ClusterState, hdr: &HeaderInputs) {
         .collect();
     for token in tokens {
         cluster_send_ping(state, token, CLUSTERMSG_TYPE_PONG, hdr);
+    }
+}
+
+/// clusterBroadcastPong(CLUSTER_BROADCAST_LOCAL_SLAVES): a PONG to the
+/// other replicas of my master (and my own replicas), so they learn my
+/// offset before an election.
+pub fn cluster_broadcast_pong_local_slaves(state: &mut ClusterState, hdr: &HeaderInputs) {
+    let me = state.myself;
+    let my_master = state.myself().slaveof;
+    let tokens: Vec<Token> = state
+        .nodes
+        .values()
+        .filter(|n| n.flags & (CLUSTER_NODE_MYSELF | CLUSTER_NODE_HANDSHAKE) == 0)
+        .filter(|n| {
+            n.is_slave() && n.slaveof.is_some() && (n.slaveof == Some(me) || n.slaveof == my_master)
+        })
+        .filter_map(|n| n.link)
+        .collect();
+    for token in tokens {
+        cluster_send_ping(state, token, CLUSTERMSG_TYPE_PONG, hdr);
+    }
+}
+
+/// clusterPropagatePublish: a PUBLISH goes to every node; an SPUBLISH to
+/// the other nodes serving my slots (my master or myself, and the
+/// replicas), as clusterGetNodesServingMySlots lists them.
+pub fn cluster_propagate_publish(srv: &mut Server, channel: &[u8], message: &[u8], sharded: bool) {
+    let hdr = header_inputs(srv);
+    let Some(state) = srv.cluster.as_deref_mut() else {
+        return;
+    };
+    let data = codec::PublishData {
+        channel: channel.to_vec(),
+        message: message.to_vec(),
+    };
+    let body = if sharded {
+        MsgBody::PublishShard(data)
+    } else {
+        MsgBody::Publish(data)
+    };
+    let msg = ClusterMsg::new(cluster_build_message_hdr(state, &hdr), body);
+    if !sharded {
+        cluster_broadcast_message(state, &msg);
+        return;
+    }
+    let me = state.myself();
+    let primary = if me.is_master() {
+        Some(me.name)
+    } else {
+        me.slaveof
+    };
+    let Some(primary) = primary.and_then(|p| state.nodes.get(&p)) else {
+        return;
+    };
+    let tokens: Vec<Token> = std::iter::once(primary.name)
+        .chain(primary.slaves.iter().copied())
+        .filter(|n| *n != state.myself)
+        .filter_map(|n| state.nodes.get(&n).and_then(|n| n.link))
+        .collect();
+    for t in tokens {
+        cluster_send_message(state, t, &msg);
     }
 }
 
@@ -584,7 +702,19 @@ pub fn cluster_del_node(registry: &Registry, state: &mut ClusterState, name: Nod
     for token in [link, inbound].into_iter().flatten() {
         free_cluster_link(registry, state, token);
     }
-    state.nodes.remove(&name);
+    // freeClusterNode: its replicas no longer know their master, and its
+    // master no longer lists it.
+    let Some(n) = state.nodes.remove(&name) else {
+        return;
+    };
+    for r in &n.slaves {
+        if let Some(r) = state.nodes.get_mut(r) {
+            r.slaveof = None;
+        }
+    }
+    if let (true, Some(m)) = (n.is_slave(), n.slaveof) {
+        state.node_remove_slave(m, name);
+    }
 }
 
 /// clusterRenameNode: a handshake node learns its real name.
@@ -821,21 +951,36 @@ fn cluster_process_gossip_section(
 }
 
 /// clusterUpdateSlotsConfigWith: `sender` claims `slots` with `epoch`; take
-/// every slot whose current owner has an older claim.
+/// every slot whose current owner has an older claim. If that leaves my
+/// shard (myself as a master, or my master) without slots, the sender is
+/// the shard's new master and I replicate it: this is how a failed-over
+/// master rejoins as a replica, and how the other replicas follow the
+/// winner of an election.
 fn cluster_update_slots_config_with(
     state: &mut ClusterState,
     sender: NodeName,
     epoch: u64,
     slots: &cluster::slots::SlotBitmap,
+    hdr: &HeaderInputs,
 ) {
     if sender == state.myself {
-        server_log(LogLevel::Notice, "Discarding UPDATE message about myself.");
+        server_log(LogLevel::Warning, "Discarding UPDATE message about myself.");
         return;
     }
+    let me = state.myself;
+    let curmaster = if state.myself().is_master() {
+        Some(me)
+    } else {
+        state.myself().slaveof
+    };
+    let mut dirty: Vec<u16> = Vec::new();
+    let mut newmaster = None;
+    let (mut sender_slots, mut migrated_our_slots) = (0, 0);
     for slot in 0..CLUSTER_SLOTS as u16 {
         if !slots.get(slot) {
             continue;
         }
+        sender_slots += 1;
         let owner = state.slots[slot as usize];
         if owner == Some(sender) || state.importing_slots_from.contains_key(&slot) {
             continue;
@@ -844,20 +989,61 @@ fn cluster_update_slots_config_with(
             None => true,
             Some(o) => o.config_epoch < epoch,
         };
-        if older {
-            if owner == Some(state.myself) {
-                server_log(
-                    LogLevel::Warning,
-                    &format!("Slot {slot} moved to {sender} (a newer configuration)."),
-                );
-                state.dirty_slots.push(slot);
-            }
-            state.del_slot(slot);
-            state.add_slot(sender, slot);
-            state.do_before_sleep(
-                CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE | CLUSTER_TODO_FSYNC_CONFIG,
-            );
+        if !older {
+            continue;
         }
+        // A slot of mine: its keys must go unless I become a replica
+        // (then the full sync replaces everything). The keyspace is the
+        // server's, so every such slot is listed and delKeysInSlot finds
+        // what is there (nothing, for most).
+        if owner == Some(me) {
+            dirty.push(slot);
+        }
+        if owner.is_some() && owner == curmaster {
+            newmaster = Some(sender);
+            migrated_our_slots += 1;
+        }
+        state.del_slot(slot);
+        state.add_slot(sender, slot);
+        state.do_before_sleep(
+            CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE | CLUSTER_TODO_FSYNC_CONFIG,
+        );
+    }
+    let curmaster_empty = curmaster
+        .and_then(|m| state.nodes.get(&m))
+        .is_some_and(|m| m.numslots == 0);
+    let grandmaster = state
+        .myself()
+        .slaveof
+        .and_then(|m| state.nodes.get(&m))
+        .and_then(|m| m.slaveof);
+    if newmaster.is_some()
+        && curmaster_empty
+        && (hdr.allow_replica_migration || sender_slots == migrated_our_slots)
+    {
+        server_log(
+            LogLevel::Warning,
+            &format!(
+                "Configuration change detected. Reconfiguring myself as a replica of {sender}"
+            ),
+        );
+        state.set_master(sender);
+        state.do_before_sleep(
+            CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE | CLUSTER_TODO_FSYNC_CONFIG,
+        );
+    } else if let Some(gm) = grandmaster.filter(|gm| *gm != me) {
+        // My master became a replica: follow its master, not a replica.
+        server_log(
+            LogLevel::Warning,
+            &format!("I'm a sub-replica! Reconfiguring myself as a replica of grandmaster {gm}"),
+        );
+        state.set_master(gm);
+        state.do_before_sleep(
+            CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE | CLUSTER_TODO_FSYNC_CONFIG,
+        );
+    } else if !dirty.is_empty() {
+        // Still a master with other slots: the keys of the lost slots go.
+        state.dirty_slots.extend(dirty);
     }
 }
 
@@ -930,6 +1116,23 @@ pub fn cluster_process_packet(
             state.current_epoch = h.current_epoch;
             state.do_before_sleep(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_FSYNC_CONFIG);
         }
+        // A replica in a manual failover: my master's offset once it paused.
+        if state.mf_end != 0
+            && state.myself().is_slave()
+            && state.myself().slaveof == Some(s)
+            && h.mflags[0] & codec::CLUSTERMSG_FLAG0_PAUSED != 0
+            && state.mf_master_offset == -1
+        {
+            state.mf_master_offset = h.offset as i64;
+            state.do_before_sleep(super::CLUSTER_TODO_HANDLE_MANUALFAILOVER);
+            server_log(
+                LogLevel::Warning,
+                &format!(
+                    "Received replication offset for paused master manual failover: {}",
+                    state.mf_master_offset
+                ),
+            );
+        }
     }
 
     let is_ping_like = matches!(
@@ -968,6 +1171,11 @@ pub fn cluster_process_packet(
             n.cport = h.cport;
             state.nodes.insert(name, n);
             state.do_before_sleep(CLUSTER_TODO_SAVE_CONFIG);
+        }
+        // The sender's NOFAILOVER flag, as it says it.
+        if let Some(n) = sender.and_then(|s| state.nodes.get_mut(&s)) {
+            n.flags &= !CLUSTER_NODE_NOFAILOVER;
+            n.flags |= h.flags & CLUSTER_NODE_NOFAILOVER;
         }
         // Anyway, answer with a PONG.
         cluster_send_ping(state, token, CLUSTERMSG_TYPE_PONG, hdr);
@@ -1048,24 +1256,28 @@ pub fn cluster_process_packet(
         };
         // Role: a null slaveof means a master.
         if h.slaveof.is_null() {
-            let n = state.nodes.get_mut(&s).expect("sender is known");
-            if n.is_slave() {
-                n.flags &= !CLUSTER_NODE_SLAVE;
-                n.flags |= CLUSTER_NODE_MASTER;
-                n.slaveof = None;
-                state.do_before_sleep(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE);
-            }
+            state.set_node_as_master(s);
         } else {
-            let was_master = state.nodes[&s].is_master();
-            if was_master {
+            let master = state.lookup_node(h.slaveof.as_bytes());
+            if state.nodes[&s].is_master() {
+                // A master turned into a replica: it serves nothing now.
                 state.del_node_slots(s);
-            }
-            let n = state.nodes.get_mut(&s).expect("sender is known");
-            if was_master || n.slaveof != Some(h.slaveof) {
+                let n = state.nodes.get_mut(&s).expect("sender is known");
                 n.flags &= !(CLUSTER_NODE_MASTER | CLUSTER_NODE_MIGRATE_TO_MASK);
                 n.flags |= CLUSTER_NODE_SLAVE;
-                n.slaveof = Some(h.slaveof);
                 state.do_before_sleep(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE);
+            }
+            // Its master changed (or is now known).
+            if let Some(m) = master {
+                let old = state.nodes[&s].slaveof;
+                if old != Some(m) {
+                    if let Some(old) = old {
+                        state.node_remove_slave(old, s);
+                    }
+                    state.node_add_slave(m, s);
+                    state.nodes.get_mut(&s).expect("sender is known").slaveof = Some(m);
+                    state.do_before_sleep(CLUSTER_TODO_SAVE_CONFIG);
+                }
             }
         }
         // Slots: a master's claim with a newer epoch wins.
@@ -1079,7 +1291,7 @@ pub fn cluster_process_packet(
         };
         let dirty_slots = sender_master.is_some_and(|m| state.nodes[&m].slots != h.myslots);
         if sender_is_master && dirty_slots {
-            cluster_update_slots_config_with(state, s, h.config_epoch, &h.myslots);
+            cluster_update_slots_config_with(state, s, h.config_epoch, &h.myslots, hdr);
         }
         // The sender claims a slot whose owner has a newer epoch: tell it.
         if dirty_slots {
@@ -1141,22 +1353,75 @@ pub fn cluster_process_packet(
             if sender.is_none() {
                 return;
             }
-            let Some(n) = state.nodes.get_mut(&u.nodename) else {
+            let Some(n) = state.nodes.get(&u.nodename) else {
                 return;
             };
             if n.config_epoch >= u.config_epoch {
                 return;
             }
+            // In my view the node is a replica: it is a master now.
             if n.is_slave() {
-                n.flags &= !CLUSTER_NODE_SLAVE;
-                n.flags |= CLUSTER_NODE_MASTER;
-                n.slaveof = None;
+                state.set_node_as_master(u.nodename);
             }
-            n.config_epoch = u.config_epoch;
+            if let Some(n) = state.nodes.get_mut(&u.nodename) {
+                n.config_epoch = u.config_epoch;
+            }
             state.do_before_sleep(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_FSYNC_CONFIG);
-            cluster_update_slots_config_with(state, u.nodename, u.config_epoch, &u.slots);
+            cluster_update_slots_config_with(state, u.nodename, u.config_epoch, &u.slots, hdr);
         }
-        // PUBLISH, failover messages, MODULE: not in this phase.
+        MsgBody::FailoverAuthRequest => {
+            let Some(s) = sender else {
+                return;
+            };
+            super::failover::cluster_send_failover_auth_if_needed(state, s, h, hdr);
+        }
+        MsgBody::FailoverAuthAck => {
+            let Some(s) = sender else {
+                return;
+            };
+            // A vote counts from a master serving slots, for this election
+            // or a later one.
+            let n = &state.nodes[&s];
+            if n.is_master() && n.numslots > 0 && h.current_epoch >= state.failover_auth_epoch {
+                state.failover_auth_count += 1;
+                state.do_before_sleep(super::CLUSTER_TODO_HANDLE_FAILOVER);
+            }
+        }
+        MsgBody::MfStart => {
+            // Only from one of my replicas, to me as a master.
+            let Some(s) = sender else {
+                return;
+            };
+            if state.nodes[&s].slaveof != Some(state.myself) {
+                return;
+            }
+            state.reset_manual_failover();
+            state.mf_end = now + super::failover::CLUSTER_MF_TIMEOUT;
+            state.mf_slave = Some(s);
+            state.actions.push(super::ClusterAction::PauseWrites(
+                now + super::failover::CLUSTER_MF_TIMEOUT * super::failover::CLUSTER_MF_PAUSE_MULT,
+            ));
+            server_log(
+                LogLevel::Warning,
+                &format!("Manual failover requested by replica {s}."),
+            );
+            // The PING carries my offset with the PAUSED flag: the replica
+            // learns where to catch up to.
+            cluster_send_ping(state, token, CLUSTERMSG_TYPE_PING, hdr);
+        }
+        MsgBody::Publish(d) | MsgBody::PublishShard(d) => {
+            // Only from a node we know.
+            if sender.is_none() {
+                return;
+            }
+            let sharded = matches!(msg.body, MsgBody::PublishShard(_));
+            state.actions.push(super::ClusterAction::Publish(
+                d.channel.clone(),
+                d.message.clone(),
+                sharded,
+            ));
+        }
+        // MODULE messages go to modules; redis-lite has none.
         _ => {}
     }
 }
@@ -1192,8 +1457,15 @@ fn cluster_connect_node(
     let mut stream = match mio::net::TcpStream::connect(addr) {
         Ok(s) => s,
         Err(e) => {
+            // Failure detection needs a PING in flight: claim one was sent
+            // now (it is, once a link is made).
+            if let Some(n) = state.nodes.get_mut(&name) {
+                if n.ping_sent == 0 {
+                    n.ping_sent = mstime();
+                }
+            }
             server_log(
-                LogLevel::Verbose,
+                LogLevel::Debug,
                 &format!("Unable to connect to Cluster Node [{ip}]:{cport} -> {e}"),
             );
             return;
@@ -1319,6 +1591,12 @@ pub fn cluster_cron_links(
         // Never leave a node without a PING for half the timeout.
         if let Some(t) = n.link {
             if n.ping_sent == 0 && now - n.pong_received > node_timeout / 2 {
+                cluster_send_ping(state, t, CLUSTERMSG_TYPE_PING, hdr);
+                continue;
+            }
+            // A master in a manual failover pings the replica continuously
+            // (each PING carries its paused offset).
+            if state.mf_end != 0 && state.myself().is_master() && state.mf_slave == Some(name) {
                 cluster_send_ping(state, t, CLUSTERMSG_TYPE_PING, hdr);
                 continue;
             }

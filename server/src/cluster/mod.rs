@@ -25,20 +25,24 @@
 //! does the work once per loop pass, as Redis's clusterBeforeSleep: many
 //! changes in one pass cost one write of the file.
 //!
-//! Not built yet (issue 15, later phases): replicas and failover (REPLICATE,
-//! FAILOVER, the election), FAIL by failure-report majority is here but no
-//! replica acts on it, resharding (MIGRATE's ASK flow works for routing, the
-//! tools' reshard is untested), PUBLISH over the bus.
+//! Replicas and failover live in `failover.rs` (the election, the votes,
+//! CLUSTER FAILOVER); where cluster code needs the replication code or
+//! the client pause, it queues a `ClusterAction` that
+//! `cluster_apply_actions` carries out right after the event that caused
+//! it. Not built: replica migration, shard channels dropped when their
+//! slot moves (removeChannelsInSlot).
 
 pub mod bus;
 pub mod commands;
+pub mod failover;
 
 use std::collections::{BTreeMap, HashMap};
 
 use cluster::bus::CLUSTERMSG_TYPE_COUNT;
 use cluster::node::{
     NodeName, CLUSTER_NODE_FAIL, CLUSTER_NODE_HANDSHAKE, CLUSTER_NODE_MASTER, CLUSTER_NODE_MEET,
-    CLUSTER_NODE_MYSELF, CLUSTER_NODE_PFAIL, CLUSTER_NODE_SLAVE,
+    CLUSTER_NODE_MIGRATE_TO, CLUSTER_NODE_MYSELF, CLUSTER_NODE_NOADDR, CLUSTER_NODE_NOFAILOVER,
+    CLUSTER_NODE_PFAIL, CLUSTER_NODE_SLAVE,
 };
 use cluster::nodes_conf::{NodeLine, NodesConf, CLUSTER_PORT_INCR};
 use cluster::slots::{SlotBitmap, CLUSTER_SLOTS};
@@ -63,6 +67,7 @@ pub const CLUSTER_TODO_HANDLE_FAILOVER: u32 = 1 << 0;
 pub const CLUSTER_TODO_UPDATE_STATE: u32 = 1 << 1;
 pub const CLUSTER_TODO_SAVE_CONFIG: u32 = 1 << 2;
 pub const CLUSTER_TODO_FSYNC_CONFIG: u32 = 1 << 3;
+pub const CLUSTER_TODO_HANDLE_MANUALFAILOVER: u32 = 1 << 4;
 
 /// CLUSTER_FAIL_REPORT_VALIDITY_MULT: a failure report counts for twice
 /// the node timeout.
@@ -129,6 +134,12 @@ pub struct ClusterNode {
     /// Masters that told us (in gossip) this node is PFAIL or FAIL, and
     /// when (clusterNodeFailReport).
     pub fail_reports: Vec<(NodeName, i64)>,
+    /// A master's replicas, in the order they were learned
+    /// (node->slaves).
+    pub slaves: Vec<NodeName>,
+    /// When I last voted for a replica of this master (a master votes
+    /// once per node timeout * 2 about one master).
+    pub voted_time: i64,
 }
 
 impl ClusterNode {
@@ -156,6 +167,8 @@ impl ClusterNode {
             link: None,
             inbound_link: None,
             fail_reports: Vec::new(),
+            slaves: Vec::new(),
+            voted_time: 0,
         }
     }
 
@@ -174,6 +187,38 @@ impl ClusterNode {
     pub fn timed_out(&self) -> bool {
         self.flags & CLUSTER_NODE_PFAIL != 0
     }
+    /// nodeHasAddr.
+    pub fn has_addr(&self) -> bool {
+        self.flags & CLUSTER_NODE_NOADDR == 0
+    }
+    /// nodeCantFailover.
+    pub fn cant_failover(&self) -> bool {
+        self.flags & CLUSTER_NODE_NOFAILOVER != 0
+    }
+}
+
+/// What the cluster code asks of the rest of the server. The cluster
+/// functions work on `ClusterState` alone; where Redis's cluster.c calls
+/// into replication.c or pauses clients (clusterSetMaster ->
+/// replicationSetMaster, clusterFailoverReplaceYourMaster ->
+/// replicationUnsetMaster, MFSTART -> pauseClients), they queue one of
+/// these and `cluster_apply_actions` carries it out as soon as the event
+/// that caused it is handled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClusterAction {
+    /// replicationSetMaster(ip, port).
+    SetMaster(String, u16),
+    /// replicationUnsetMaster().
+    UnsetMaster,
+    /// pauseClients(PAUSE_DURING_FAILOVER, until, CLIENT_PAUSE_WRITE).
+    PauseWrites(i64),
+    /// unpauseClients(PAUSE_DURING_FAILOVER).
+    Unpause,
+    /// CLUSTER RESET of a replica: emptyData, the old master's keys go.
+    EmptyData,
+    /// A PUBLISH (false) or PUBLISHSHARD (true) from the bus: deliver to
+    /// my subscribers (pubsubPublishMessage).
+    Publish(Vec<u8>, Vec<u8>, bool),
 }
 
 /// The node's whole view of the cluster (Redis's clusterState), plus the
@@ -217,6 +262,25 @@ pub struct ClusterState {
     /// the next before-sleep (clusterUpdateSlotsConfigWith's dirty slots,
     /// delKeysInSlot).
     pub dirty_slots: Vec<u16>,
+    /// A replica's election (failover.rs): when it may start, the votes
+    /// counted, whether the request went out, its rank and epoch.
+    pub failover_auth_time: i64,
+    pub failover_auth_count: usize,
+    pub failover_auth_sent: bool,
+    pub failover_auth_rank: usize,
+    pub failover_auth_epoch: u64,
+    /// Why the replica cannot fail over, and when that was last logged.
+    pub cant_failover_reason: failover::CantFailover,
+    pub cant_failover_lastlog: i64,
+    /// A manual failover (CLUSTER FAILOVER): its deadline (0: none), the
+    /// replica that asked (on the master), the master's offset once it
+    /// paused (-1 until known), and whether the election may start.
+    pub mf_end: i64,
+    pub mf_slave: Option<NodeName>,
+    pub mf_master_offset: i64,
+    pub mf_can_start: bool,
+    /// Work for the rest of the server (ClusterAction).
+    pub actions: Vec<ClusterAction>,
 }
 
 impl ClusterState {
@@ -238,6 +302,100 @@ impl ClusterState {
     /// clusterDoBeforeSleep.
     pub fn do_before_sleep(&mut self, flags: u32) {
         self.todo_before_sleep |= flags;
+    }
+
+    /// clusterNodeAddSlave: false if it was already listed.
+    pub fn node_add_slave(&mut self, master: NodeName, slave: NodeName) -> bool {
+        let Some(m) = self.nodes.get_mut(&master) else {
+            return false;
+        };
+        if m.slaves.contains(&slave) {
+            return false;
+        }
+        m.slaves.push(slave);
+        m.flags |= CLUSTER_NODE_MIGRATE_TO;
+        true
+    }
+
+    /// clusterNodeRemoveSlave.
+    pub fn node_remove_slave(&mut self, master: NodeName, slave: NodeName) {
+        if let Some(m) = self.nodes.get_mut(&master) {
+            m.slaves.retain(|s| *s != slave);
+            if m.slaves.is_empty() {
+                m.flags &= !CLUSTER_NODE_MIGRATE_TO;
+            }
+        }
+    }
+
+    /// clusterCountNonFailingSlaves.
+    pub fn count_non_failing_slaves(&self, master: &ClusterNode) -> usize {
+        master
+            .slaves
+            .iter()
+            .filter(|s| self.nodes.get(s).is_some_and(|n| !n.failed()))
+            .count()
+    }
+
+    /// clusterSetNodeAsMaster: `name` is (now) a master.
+    pub fn set_node_as_master(&mut self, name: NodeName) {
+        let Some(n) = self.nodes.get(&name) else {
+            return;
+        };
+        if n.is_master() {
+            return;
+        }
+        if let Some(m) = n.slaveof {
+            self.node_remove_slave(m, name);
+            if name != self.myself {
+                if let Some(n) = self.nodes.get_mut(&name) {
+                    n.flags |= CLUSTER_NODE_MIGRATE_TO;
+                }
+            }
+        }
+        let n = self.nodes.get_mut(&name).expect("checked above");
+        n.flags &= !CLUSTER_NODE_SLAVE;
+        n.flags |= CLUSTER_NODE_MASTER;
+        n.slaveof = None;
+        self.do_before_sleep(CLUSTER_TODO_SAVE_CONFIG | CLUSTER_TODO_UPDATE_STATE);
+    }
+
+    /// clusterSetMaster: myself becomes a replica of `master` (a master
+    /// without slots first closes its migrations).
+    pub fn set_master(&mut self, master: NodeName) {
+        let me = self.myself;
+        if master == me || !self.nodes.contains_key(&master) {
+            return;
+        }
+        if self.myself().is_master() {
+            let m = self.myself_mut();
+            m.flags &= !(CLUSTER_NODE_MASTER | CLUSTER_NODE_MIGRATE_TO);
+            m.flags |= CLUSTER_NODE_SLAVE;
+            // clusterCloseAllSlots.
+            self.migrating_slots_to.clear();
+            self.importing_slots_from.clear();
+        } else if let Some(old) = self.myself().slaveof {
+            self.node_remove_slave(old, me);
+        }
+        self.myself_mut().slaveof = Some(master);
+        self.node_add_slave(master, me);
+        let (ip, port) = {
+            let m = &self.nodes[&master];
+            (m.ip.clone(), m.port)
+        };
+        self.actions.push(ClusterAction::SetMaster(ip, port));
+        self.reset_manual_failover();
+    }
+
+    /// resetManualFailover: no manual failover in progress; a master that
+    /// paused its clients for one lets them go.
+    pub fn reset_manual_failover(&mut self) {
+        if self.mf_slave.is_some() {
+            self.actions.push(ClusterAction::Unpause);
+        }
+        self.mf_end = 0;
+        self.mf_can_start = false;
+        self.mf_slave = None;
+        self.mf_master_offset = -1;
     }
 
     /// clusterAddSlot: false if the slot already has an owner.
@@ -401,6 +559,18 @@ pub fn cluster_init(srv: &mut Server) -> Result<(), String> {
         first_call_time: 0,
         among_minority_time: 0,
         dirty_slots: Vec::new(),
+        failover_auth_time: 0,
+        failover_auth_count: 0,
+        failover_auth_sent: false,
+        failover_auth_rank: 0,
+        failover_auth_epoch: 0,
+        cant_failover_reason: failover::CantFailover::None,
+        cant_failover_lastlog: 0,
+        mf_end: 0,
+        mf_slave: None,
+        mf_master_offset: -1,
+        mf_can_start: false,
+        actions: Vec::new(),
     };
     if !cluster_load_config(&mut state, &config_file)? {
         // No config yet: a new node with a random name (clusterInit).
@@ -460,6 +630,34 @@ pub fn cluster_init(srv: &mut Server) -> Result<(), String> {
     Ok(())
 }
 
+/// clusterUpdateMyselfAnnouncedPorts (deriveAnnouncedPorts): myself's
+/// client and bus ports, the announced ones when set.
+pub fn cluster_update_myself_announced_ports(srv: &mut Server) {
+    let port = srv.config.port;
+    let cport = if srv.config.cluster_port != 0 {
+        srv.config.cluster_port
+    } else {
+        (port as u32 + CLUSTER_PORT_INCR).min(65535) as u16
+    };
+    let (announce_port, announce_bus) = (
+        srv.config.cluster_announce_port,
+        srv.config.cluster_announce_bus_port,
+    );
+    if let Some(state) = srv.cluster.as_deref_mut() {
+        let me = state.myself_mut();
+        me.port = if announce_port != 0 {
+            announce_port
+        } else {
+            port
+        };
+        me.cport = if announce_bus != 0 {
+            announce_bus
+        } else {
+            cport
+        };
+    }
+}
+
 /// clusterLoadConfig: read nodes.conf into `state`. Ok(false) when there is
 /// no file (or an empty one): start as a new node. A corrupt file is an
 /// error, as Redis's "Unrecoverable error: corrupted cluster config file".
@@ -495,7 +693,12 @@ fn cluster_load_config(state: &mut ClusterState, path: &str) -> Result<bool, Str
         // Redis reads the times back as "zero or not".
         n.ping_sent = if line.ping_sent != 0 { now } else { 0 };
         n.pong_received = if line.pong_received != 0 { now } else { 0 };
-        n.config_epoch = line.config_epoch;
+        // A replica's epoch is its master's; it has none of its own.
+        n.config_epoch = if n.is_slave() && line.master.is_some() {
+            0
+        } else {
+            line.config_epoch
+        };
         if n.flags & CLUSTER_NODE_MYSELF != 0 {
             state.myself = line.name;
         }
@@ -503,6 +706,17 @@ fn cluster_load_config(state: &mut ClusterState, path: &str) -> Result<bool, Str
         // myself's ip unless it is announced (it is relearned from a MEET).
         n.flags &= !(CLUSTER_NODE_HANDSHAKE | CLUSTER_NODE_MEET);
         state.nodes.insert(line.name, n);
+    }
+    // Each replica in its master's list; a master not (yet) described
+    // gets a node of its own (clusterLoadConfig's createClusterNode).
+    for line in &conf.nodes {
+        if let Some(master) = line.master {
+            state
+                .nodes
+                .entry(master)
+                .or_insert_with(|| ClusterNode::new(master, 0));
+            state.node_add_slave(master, line.name);
+        }
     }
     for line in &conf.nodes {
         for (start, end) in line.slots.ranges() {
@@ -552,7 +766,7 @@ pub fn cluster_save_config(state: &mut ClusterState, do_fsync: bool) -> std::io:
 }
 
 /// clusterSaveConfigOrDie: Redis exits when nodes.conf cannot be written.
-fn cluster_save_config_or_die(state: &mut ClusterState, do_fsync: bool) {
+pub(super) fn cluster_save_config_or_die(state: &mut ClusterState, do_fsync: bool) {
     if let Err(e) = cluster_save_config(state, do_fsync) {
         server_log(
             LogLevel::Warning,
@@ -569,6 +783,21 @@ pub fn cluster_before_sleep(srv: &mut Server) {
     };
     let todo = std::mem::take(&mut state.todo_before_sleep);
     let dirty = std::mem::take(&mut state.dirty_slots);
+    // A manual failover's next step, or an election that may have its
+    // quorum now: at once, not at the next cron.
+    if todo & (CLUSTER_TODO_HANDLE_MANUALFAILOVER | CLUSTER_TODO_HANDLE_FAILOVER) != 0 {
+        let hdr = bus::header_inputs(srv);
+        let node_timeout = srv.config.cluster_node_timeout.max(1);
+        let full_coverage = srv.config.cluster_require_full_coverage;
+        let state = srv.cluster.as_deref_mut().expect("cluster mode");
+        if state.myself().is_slave() {
+            if todo & CLUSTER_TODO_HANDLE_MANUALFAILOVER != 0 {
+                failover::cluster_handle_manual_failover(state, &hdr);
+            }
+            failover::cluster_handle_slave_failover(state, &hdr, node_timeout, full_coverage);
+        }
+    }
+    let state = srv.cluster.as_deref_mut().expect("cluster mode");
     if todo & CLUSTER_TODO_UPDATE_STATE != 0 {
         cluster_update_state(
             state,
@@ -583,6 +812,7 @@ pub fn cluster_before_sleep(srv: &mut Server) {
     for slot in dirty {
         del_keys_in_slot(srv, slot);
     }
+    cluster_apply_actions(srv);
 }
 
 /// delKeysInSlot: drop every key of a slot this node no longer serves;
@@ -680,17 +910,11 @@ pub fn cluster_update_state(
 
 /// clusterCron, every 100 ms from serverCron.
 pub fn cluster_cron(srv: &mut Server) {
-    let port = srv.config.port;
     let node_timeout = srv.config.cluster_node_timeout.max(1);
     let full_coverage = srv.config.cluster_require_full_coverage;
-    let offset = srv.repl.master_repl_offset;
+    let hdr = bus::header_inputs(srv);
     let Some(state) = srv.cluster.as_deref_mut() else {
         return;
-    };
-    let hdr = bus::HeaderInputs {
-        port,
-        offset,
-        announce_ip: srv.config.cluster_announce_ip.clone(),
     };
     bus::cluster_cron_links(
         srv.poll.registry(),
@@ -699,10 +923,64 @@ pub fn cluster_cron(srv: &mut Server) {
         node_timeout,
         &mut srv.next_token,
     );
+    // A replica whose replication is off (just started, or its master's
+    // address was unknown) turns it on once the master has an address.
+    if state.myself().is_slave() && !hdr.has_masterhost {
+        if let Some(m) = state.myself().slaveof.and_then(|m| state.nodes.get(&m)) {
+            if m.has_addr() && !m.ip.is_empty() {
+                let action = ClusterAction::SetMaster(m.ip.clone(), m.port);
+                state.actions.push(action);
+            }
+        }
+    }
+    failover::manual_failover_check_timeout(state);
+    if state.myself().is_slave() {
+        failover::cluster_handle_manual_failover(state, &hdr);
+        failover::cluster_handle_slave_failover(state, &hdr, node_timeout, full_coverage);
+    }
     cluster_update_state(state, full_coverage, node_timeout);
     if state.todo_before_sleep & CLUSTER_TODO_SAVE_CONFIG != 0 {
         let fsync = state.todo_before_sleep & CLUSTER_TODO_FSYNC_CONFIG != 0;
         cluster_save_config_or_die(state, fsync);
+    }
+    cluster_apply_actions(srv);
+}
+
+/// Carry out what the cluster code asked of the rest of the server
+/// (ClusterAction), in order.
+pub fn cluster_apply_actions(srv: &mut Server) {
+    let Some(state) = srv.cluster.as_deref_mut() else {
+        return;
+    };
+    if state.actions.is_empty() {
+        return;
+    }
+    let actions = std::mem::take(&mut state.actions);
+    for action in actions {
+        match action {
+            ClusterAction::SetMaster(ip, port) => {
+                crate::replication::replica::replication_set_master(srv, &ip, port)
+            }
+            ClusterAction::UnsetMaster => {
+                crate::replication::replica::replication_unset_master(srv)
+            }
+            ClusterAction::PauseWrites(until) => crate::networking::pause_clients(
+                srv,
+                crate::networking::PausePurpose::DuringFailover,
+                until,
+                crate::networking::PauseType::Write,
+            ),
+            ClusterAction::Unpause => crate::networking::unpause_clients(
+                srv,
+                crate::networking::PausePurpose::DuringFailover,
+            ),
+            ClusterAction::EmptyData => crate::replication::replica::empty_data(srv),
+            ClusterAction::Publish(channel, message, sharded) => {
+                crate::pubsub::pubsub_publish_message_from_cluster(
+                    srv, &channel, &message, sharded,
+                );
+            }
+        }
     }
 }
 
@@ -739,7 +1017,7 @@ pub fn get_node_by_query(
     let (mut missing_keys, mut existing_keys) = (0, 0);
     for (mcmd, margv) in queued {
         let mcmd = srv.commands.get(mcmd);
-        for key in crate::commands::get_keys_from_command(mcmd, margv) {
+        for key in crate::commands::get_keys_from_command_legacy(mcmd, margv) {
             let thiskey: &[u8] = &margv[key.pos];
             let thisslot = cluster::slots::key_hash_slot(thiskey);
             match firstkey {
@@ -768,8 +1046,12 @@ pub fn get_node_by_query(
             }
             // During a migration, which keys are still here decides
             // between serving, ASK and TRYAGAIN.
+            // A key whose TTL passed counts as missing (lookupKeyRead with
+            // LOOKUP_NOEXPIRE: not deleted here, but not served): the
+            // client is sent on with ASK, as the target may have it.
             if (migrating_slot || importing_slot) && !is_pubsubshard {
-                if srv.dbs[0].dict.get(thiskey).is_some() {
+                let expired = !srv.loading.loading && srv.dbs[0].key_is_expired(thiskey, mstime());
+                if srv.dbs[0].dict.get(thiskey).is_some() && !expired {
                     existing_keys += 1;
                 } else {
                     missing_keys += 1;
@@ -893,7 +1175,13 @@ pub fn cluster_redirect_if_needed(
     }
     let cmd = srv.commands.get(cmd_id);
     let fullname = cmd.fullname;
-    if fullname != "exec" && !crate::commands::does_command_have_keys(cmd) {
+    // Redis skips commands with no key spec at all (NOT_KEY specs count:
+    // SPUBLISH is routed) and without movable keys; EXEC is judged by
+    // its queue.
+    if fullname != "exec"
+        && !crate::commands::does_command_have_keys(cmd)
+        && crate::commands::meta_of(cmd).key_specs.is_empty()
+    {
         return false;
     }
     let (n, slot, redir) = get_node_by_query(srv, c, cmd_id);

@@ -548,6 +548,41 @@ pub fn get_keys_from_command(cmd: &RedisCommand, argv: &[Bytes]) -> Vec<KeyRefer
         .unwrap_or_default()
 }
 
+/// getKeysFromCommand, the path cluster routing (getNodeByQuery) takes:
+/// the command's own procedure, else the legacy first/last/step range of
+/// COMMAND INFO, which covers NOT_KEY specs too, so the shard channels of
+/// SPUBLISH / SSUBSCRIBE / SUNSUBSCRIBE route like keys.
+// redis: db.c getKeysFromCommand, getKeysUsingLegacyRangeSpec
+pub fn get_keys_from_command_legacy(cmd: &RedisCommand, argv: &[Bytes]) -> Vec<KeyReference> {
+    if let Some(p) = getkeys_proc(cmd.fullname) {
+        return p(argv);
+    }
+    let (first, step) = (cmd.spec.first_key as i64, cmd.spec.key_step as i64);
+    if first <= 0 || step <= 0 {
+        return Vec::new();
+    }
+    let argc = argv.len() as i64;
+    let mut last = cmd.spec.last_key as i64;
+    if last < 0 {
+        last += argc;
+    }
+    let mut keys = Vec::new();
+    let mut j = first;
+    while j <= last {
+        // A variadic command with too few arguments: no keys, the
+        // command reports its own error.
+        if j >= argc {
+            return Vec::new();
+        }
+        keys.push(KeyReference {
+            pos: j as usize,
+            flags: &[],
+        });
+        j += step;
+    }
+    keys
+}
+
 /// COMMAND GETKEYS command [arg ...] and COMMAND GETKEYSANDFLAGS.
 // redis: server.c getKeysSubcommandImpl
 fn getkeys_generic_command(srv: &mut Server, c: &mut Client, with_flags: bool) {

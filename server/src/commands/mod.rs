@@ -31,8 +31,8 @@ mod table;
 pub use introspection::{
     command_command, command_count_command, command_docs_command, command_getkeys_command,
     command_getkeysandflags_command, command_help_command, command_info_command,
-    command_list_command, does_command_have_keys, get_keys_from_command, get_keys_using_key_specs,
-    meta_of, KeyReference,
+    command_list_command, does_command_have_keys, get_keys_from_command,
+    get_keys_from_command_legacy, get_keys_using_key_specs, meta_of, KeyReference,
 };
 pub use table::COMMAND_TABLE;
 

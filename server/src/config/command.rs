@@ -188,6 +188,11 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, Stri
             name if crate::aof::is_aof_config(name) => {
                 crate::aof::aof_apply_config(srv, name).map_err(|why| (idx, why.to_string()))?
             }
+            // updateClusterAnnouncedPort: myself's ports as headers and
+            // CLUSTER NODES show them, at once.
+            "cluster-announce-port" | "cluster-announce-bus-port" | "cluster-announce-tls-port" => {
+                crate::cluster::cluster_update_myself_announced_ports(srv)
+            }
             "port" => rebind = Some((idx, "Unable to listen on this port. Check server logs.")),
             "bind" => rebind = rebind.or(Some((idx, "Failed to bind to specified addresses."))),
             _ => {}

@@ -154,6 +154,11 @@ impl Config {
         self.b("always-show-logo")
     }
 
+    /// A boolean config's value (false for a name that is not boolean).
+    pub fn boolean(&self, name: &str) -> bool {
+        self.b(name)
+    }
+
     fn b(&self, name: &str) -> bool {
         matches!(self.value(name), Some(Value::Bool(true)))
     }

@@ -64,7 +64,12 @@ pub struct Failover {
 /// FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT milliseconds]
 // redis: replication.c failoverCommand
 pub fn failover_command(srv: &mut Server, c: &mut Client) {
-    // (Redis refuses FAILOVER in cluster mode first; there is none here.)
+    // A cluster fails over with CLUSTER FAILOVER.
+    if srv.cluster.is_some() {
+        return c.add_reply_error(
+            "ERR FAILOVER not allowed in cluster mode. Use CLUSTER FAILOVER command instead.",
+        );
+    }
     if c.argc() == 2 && c.arg(1).eq_ignore_ascii_case(b"abort") {
         if srv.repl.failover.state == FailoverState::None {
             return c.add_reply_error("ERR No failover in progress.");

@@ -208,10 +208,27 @@ fn in_handshake_state(s: ReplState) -> bool {
 
 // ---------------------------------------------------------------- REPLICAOF
 
+/// replicationGetSlaveOffset: the stream offset this replica processed
+/// (its master client's, or the cached master's), 0 if none.
+pub fn replication_get_slave_offset(srv: &Server) -> i64 {
+    let mut offset = 0;
+    if srv.repl.masterhost.is_some() {
+        if let Some(m) = srv.repl.master.and_then(|t| srv.clients.get(&t)) {
+            offset = m.repl.reploff;
+        } else if let Some(cm) = &srv.repl.replica.cached_master {
+            offset = cm.reploff;
+        }
+    }
+    offset.max(0)
+}
+
 /// REPLICAOF host port | REPLICAOF NO ONE (and SLAVEOF, the old name)
 // redis: replication.c replicaofCommand
 pub fn replicaof_command(srv: &mut Server, c: &mut Client) {
-    // (Redis refuses REPLICAOF in cluster mode first; there is none here.)
+    // In cluster mode a node's master is chosen with CLUSTER REPLICATE.
+    if srv.cluster.is_some() {
+        return c.add_reply_error("ERR REPLICAOF not allowed in cluster mode.");
+    }
     if srv.repl.failover.state != super::failover::FailoverState::None {
         return c.add_reply_error("ERR REPLICAOF not allowed while failing over.");
     }
@@ -1123,7 +1140,7 @@ fn bulk_count_line(srv: &mut Server, link: &mut MasterLink, line: &str) -> bool 
 }
 
 /// emptyData(-1): every db and the functions.
-fn empty_data(srv: &mut Server) {
+pub fn empty_data(srv: &mut Server) {
     srv.repl.replica.slave_keys_with_expire.clear();
     for dbid in 0..srv.dbs.len() {
         crate::multi::touch_all_watched_keys_in_db(srv, dbid, None);
