@@ -18,13 +18,15 @@
 # geopos are custom commands on preloaded data, see bench()), PIPELINES (default "1 16"),
 # EVAL_LOOP=1 also times the seed posts' 1M-member SADD loop in one EVAL,
 # CLIENTS (redis-benchmark -c, default 50), SKIP_BUILD=1 to reuse the binary,
+# BLOCKERS=1 also times the big blocking commands server-side (see blockers()),
+# TESTS= (empty) skips the redis-benchmark table,
 # LITE_BIN=/path/to/redis-lite to benchmark another build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N="${N:-200000}"
 RUNS="${RUNS:-3}"
-TESTS="${TESTS:-set,get}"
+TESTS="${TESTS-set,get}"
 PIPELINES="${PIPELINES:-1 16}"
 CLIENTS="${CLIENTS:-50}"
 
@@ -75,12 +77,13 @@ wait_ready() { # port pid name
 }
 
 LITE_PORT="$(free_port)"
-"$LITE_BIN" --port "$LITE_PORT" --save '' --appendonly no >"$TMP/redis-lite.log" 2>&1 &
+"$LITE_BIN" --port "$LITE_PORT" --save '' --appendonly no --enable-debug-command yes >"$TMP/redis-lite.log" 2>&1 &
 LITE_PID=$!
 wait_ready "$LITE_PORT" "$LITE_PID" redis-lite
 
 REDIS_PORT="$(free_port)"
 redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+    --enable-debug-command yes \
     >"$TMP/redis-server.log" 2>&1 &
 REDIS_PID=$!
 wait_ready "$REDIS_PORT" "$REDIS_PID" redis-server
@@ -161,10 +164,11 @@ case ",$TESTS," in
         ;;
 esac
 
-printf '%-8s %8s %16s %16s %12s\n' test pipeline "redis-lite rps" "redis rps" "lite/redis"
-printf '%-8s %8s %16s %16s %12s\n' -------- -------- ---------------- ---------------- ------------
-IFS=',' read -r -a test_list <<<"$TESTS"
-for t in "${test_list[@]}"; do
+[ -n "$TESTS" ] && printf '%-8s %8s %16s %16s %12s\n' test pipeline "redis-lite rps" "redis rps" "lite/redis"
+[ -n "$TESTS" ] && printf '%-8s %8s %16s %16s %12s\n' -------- -------- ---------------- ---------------- ------------
+test_list=()
+[ -n "$TESTS" ] && IFS=',' read -r -a test_list <<<"$TESTS"
+for t in ${test_list[@]+"${test_list[@]}"}; do
     for p in $PIPELINES; do
         : >"$TMP/lite.txt"
         : >"$TMP/redis.txt"
@@ -202,5 +206,84 @@ if [ "${EVAL_LOOP:-0}" = 1 ]; then
     echo
     printf '1M SADD in one EVAL: redis-lite %ss, redis %ss, lite/redis time %s\n' "$lite" "$redis" \
         "$(awk -v a="$lite" -v b="$redis" 'BEGIN { printf "%.2f", a / b }')"
+fi
+# The big blocking commands (issue 18): each is one call that stalls every
+# other client, so what counts is the server's own time for it, read from
+# INFO commandstats (cmdstat_<cmd>:usec, the time call() measured, the same
+# clock SLOWLOG uses) after CONFIG RESETSTAT. The full SCAN sums the usec of
+# all its calls and prints how many there were (the same on both servers
+# when their tables have the same size). Data: 1M small integers in one
+# list (a quicklist), 1M "member:<i>" in a set (hashtable), 1M fields in a
+# hash (hashtable), 1M keys of DEBUG POPULATE.
+cmd_usec() { # port command -> usec
+    redis-cli -p "$1" INFO commandstats | tr -d '\r' \
+        | sed -n "s/^cmdstat_$2:calls=\([0-9]*\),usec=\([0-9]*\),.*/\2/p"
+}
+cmd_calls() { # port command -> calls
+    redis-cli -p "$1" INFO commandstats | tr -d '\r' \
+        | sed -n "s/^cmdstat_$2:calls=\([0-9]*\),.*/\1/p"
+}
+fill() { # port kind key: 1M elements, 1000 per command
+    python3 - "$2" "$3" <<'PY' | redis-cli -p "$1" >/dev/null
+import sys
+kind, key = sys.argv[1], sys.argv[2]
+for base in range(0, 1000000, 1000):
+    r = range(base, base + 1000)
+    if kind == "list":
+        print("RPUSH", key, " ".join(str(i) for i in r))
+    elif kind == "set":
+        print("SADD", key, " ".join("member:%d" % i for i in r))
+    else:
+        print("HSET", key, " ".join("field:%d %d" % (i, i) for i in r))
+PY
+}
+blocker() { # port row -> usec of the row's command
+    local p="$1" c
+    redis-cli -p "$p" FLUSHALL >/dev/null
+    case "$2" in
+        del-list | lrange) fill "$p" list big ;;
+        smembers) fill "$p" set big ;;
+        hgetall) fill "$p" hash big ;;
+        scan | flushall) redis-cli -p "$p" DEBUG POPULATE 1000000 >/dev/null ;;
+    esac
+    redis-cli -p "$p" CONFIG RESETSTAT >/dev/null
+    case "$2" in
+        del-list) c=del; redis-cli -p "$p" DEL big >/dev/null ;;
+        lrange) c=lrange; redis-cli -p "$p" LRANGE big 0 -1 >/dev/null ;;
+        smembers) c=smembers; redis-cli -p "$p" SMEMBERS big >/dev/null ;;
+        hgetall) c=hgetall; redis-cli -p "$p" HGETALL big >/dev/null ;;
+        scan) c=scan; redis-cli -p "$p" --scan >/dev/null ;;
+        flushall) c=flushall; redis-cli -p "$p" FLUSHALL >/dev/null ;;
+    esac
+    echo "$(cmd_usec "$p" "$c") $(cmd_calls "$p" "$c")"
+}
+if [ "${BLOCKERS:-0}" = 1 ]; then
+    echo
+    printf '%-22s %14s %14s %12s %8s\n' blocker "redis-lite us" "redis us" "lite/redis" calls
+    printf '%-22s %14s %14s %12s %8s\n' ---------------------- -------------- -------------- ------------ --------
+    for row in del-list lrange smembers hgetall scan flushall; do
+        : >"$TMP/lite.txt"
+        : >"$TMP/redis.txt"
+        for _ in $(seq 1 "$RUNS"); do
+            read -r us calls_lite < <(blocker "$LITE_PORT" "$row")
+            echo "$us" >>"$TMP/lite.txt"
+            read -r us calls_redis < <(blocker "$REDIS_PORT" "$row")
+            echo "$us" >>"$TMP/redis.txt"
+        done
+        lite="$(median <"$TMP/lite.txt")"
+        redis="$(median <"$TMP/redis.txt")"
+        ratio="$(awk -v a="$lite" -v b="$redis" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
+        case "$row" in
+            del-list) label="DEL 1M-int list" ;;
+            lrange) label="LRANGE 0 -1 of 1M" ;;
+            smembers) label="SMEMBERS of 1M" ;;
+            hgetall) label="HGETALL of 1M" ;;
+            scan) label="full SCAN of 1M keys" ;;
+            flushall) label="FLUSHALL of 1M keys" ;;
+        esac
+        calls="1"
+        [ "$row" = scan ] && calls="$calls_lite/$calls_redis"
+        printf '%-22s %14s %14s %12s %8s\n' "$label" "$lite" "$redis" "$ratio" "$calls"
+    done
 fi
 # Servers are stopped by the EXIT trap.

@@ -476,3 +476,57 @@ fn keyspace_does_not_grow_past_maxmemory_by_rehashing() {
         );
     }
 }
+
+/// What one server did when a script and a function left their garbage in
+/// Lua under a tight maxmemory: whether that garbage was really there (so
+/// the test would catch it being counted), then every reply and counter
+/// that the limit decides.
+#[derive(Debug, PartialEq)]
+struct LuaGarbageOutcome {
+    lua_heap_grew: bool,
+    replies: Vec<Vec<u8>>,
+    dbsize: Vec<u8>,
+    evicted_keys: i64,
+}
+
+/// Redis's Lua heap is outside used_memory (Lua calls libc's allocator,
+/// zmalloc jemalloc), so maxmemory never refuses a write or evicts a key
+/// because a script left garbage: with a limit 4 MB above the dataset, a
+/// script that leaves ~35 MB of unreachable tables in the EVAL state
+/// and a function that does the same in the functions' state change
+/// nothing, under noeviction and under allkeys-lru, on both servers.
+#[test]
+fn lua_garbage_is_not_counted_by_maxmemory() {
+    // Builds 300k small tables (about 35 MB) and drops them: garbage. (Tables,
+    // not long strings: Lua 5.1 hashes only some characters of a long
+    // string, so strings differing in a few digits would all collide.)
+    let garbage = "local t = {} for i = 1, 300000 do t[i] = {i, i} end return #t";
+    let lib = format!("#!lua name=junk\nredis.register_function('junk', function() {garbage} end)");
+    let outcome = common::run_on_both(|p| {
+        let mut c = p.connect();
+        c.must(&["DEBUG", "POPULATE", "2000", "key", "100"]);
+        c.must(&["FUNCTION", "LOAD", &lib]);
+        let lua_before = info_field(&mut c, "used_memory_lua");
+        let vm_fn_before = info_field(&mut c, "used_memory_vm_functions");
+        let mut replies = Vec::new();
+        for policy in ["noeviction", "allkeys-lru"] {
+            limit_to_used_plus(&mut c, 4 << 20, policy);
+            replies.push(c.must(&["EVAL", garbage, "0"]));
+            replies.push(c.must(&["FCALL", "junk", "0"]));
+            replies.push(c.must(&["SET", &format!("after:{policy}"), "v"]));
+            replies.push(c.must(&["EVAL", "return redis.call('incr', 'n')", "0"]));
+            c.must(&["CONFIG", "SET", "maxmemory", "0"]);
+        }
+        let lua_heap_grew = info_field(&mut c, "used_memory_lua") > lua_before + (10 << 20)
+            && info_field(&mut c, "used_memory_vm_functions") > vm_fn_before + (10 << 20);
+        LuaGarbageOutcome {
+            lua_heap_grew,
+            replies,
+            dbsize: c.must(&["DBSIZE"]),
+            evicted_keys: info_field(&mut c, "evicted_keys"),
+        }
+    });
+    assert!(outcome.lua_heap_grew, "{outcome:?}");
+    assert_eq!(outcome.dbsize, b":2003\r\n", "{outcome:?}");
+    assert_eq!(outcome.evicted_keys, 0);
+}

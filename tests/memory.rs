@@ -204,7 +204,9 @@ fn memory_malloc_stats_is_jemallocs_report() {
 
 #[test]
 fn memory_purge_gives_dirty_pages_back_after_a_big_flushall() {
-    let p = Server::start();
+    // Without jemalloc's background threads, which would purge the same
+    // pages on their own clock while the test looks.
+    let p = Server::start_with(&["--jemalloc-bg-thread", "no"]);
     let mut c = p.connect();
     c.must(&["DEBUG", "POPULATE", "200000", "k", "100"]);
     c.must(&["FLUSHALL", "SYNC"]);
@@ -228,6 +230,38 @@ fn memory_purge_gives_dirty_pages_back_after_a_big_flushall() {
         frag(&before),
         frag(&after)
     );
+}
+
+/// jemalloc's "Background threads: N" line in MEMORY MALLOC-STATS.
+fn background_threads(c: &mut Conn) -> u64 {
+    let text = bulk(&c.must(&["MEMORY", "MALLOC-STATS"]));
+    text.lines()
+        .find_map(|l| l.strip_prefix("Background threads: "))
+        .and_then(|rest| rest.split(',').next())
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no background threads line in\n{text}"))
+}
+
+/// jemalloc-bg-thread (default yes) really runs jemalloc's background
+/// purging threads, and CONFIG SET stops and restarts them, as Redis's
+/// set_jemalloc_bg_thread: jemalloc's own report counts them on both
+/// servers. (That they give a FLUSHALL's pages back within seconds with
+/// no traffic is a timing, measured outside cargo test.)
+#[test]
+fn jemalloc_bg_thread_runs_jemallocs_background_threads() {
+    let states = run_on_both(|p: &Process| {
+        let mut c = p.connect();
+        let mut seen = vec![background_threads(&mut c) > 0];
+        for value in ["no", "yes", "no"] {
+            c.must(&["CONFIG", "SET", "jemalloc-bg-thread", value]);
+            seen.push(background_threads(&mut c) > 0);
+        }
+        seen
+    });
+    assert_eq!(states, vec![true, false, true, false]);
+    // Off from the command line: none at start.
+    let p = Server::start_with(&["--jemalloc-bg-thread", "no"]);
+    assert_eq!(background_threads(&mut p.connect()), 0);
 }
 
 /// An integer field of INFO memory.

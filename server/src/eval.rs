@@ -23,7 +23,7 @@ use std::ffi::{c_char, CString};
 
 use bytes::Bytes;
 use mlua::ffi;
-use mlua::{Lua, LuaOptions, StdLib};
+use mlua::StdLib;
 
 use crate::networking::Client;
 use crate::script::{self, SCRIPTS_FLAGS_DEF, SCRIPT_EVAL_MODE, SCRIPT_FLAG_EVAL_COMPAT_MODE};
@@ -38,7 +38,7 @@ pub struct LuaScript {
 
 /// lctx: the Lua state for EVAL and the script cache.
 pub struct LuaCtx {
-    pub lua: Lua,
+    pub lua: script_lua::LuaVm,
     /// Lower-case sha1 hex -> script.
     pub scripts: HashMap<String, LuaScript>,
     /// lua_scripts_mem: what the cache holds, as Redis counts it (the sha
@@ -99,11 +99,9 @@ pub fn sha1hex(data: &[u8]) -> String {
 pub fn scripting_init() -> mlua::Result<LuaCtx> {
     // SAFETY: the debug library is needed to build the error handler; the
     // protection code removes it from the globals before any script runs.
+    // Its heap is outside used_memory, as Redis's (script_lua::LuaVm).
     let lua = unsafe {
-        Lua::unsafe_new_with(
-            StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG,
-            LuaOptions::default(),
-        )
+        script_lua::lua_open(StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG)?
     };
     script_lua::lua_register_redis_api(&lua)?;
     script_lua::lua_register_eval_only_api(&lua)?;

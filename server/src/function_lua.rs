@@ -48,7 +48,6 @@ const LIBRARY_CHUNK_NAME: &str = "@user_function";
 /// The functions' Lua state (Redis's luaEngineCtx) and the tables that
 /// switch its global view between loading and running.
 pub struct LuaEngineCtx {
-    pub lua: Lua,
     /// The environment every library is compiled with (always empty).
     env: Table,
     /// `env`'s metatable: `__index` is `library_api` or `globals_api`.
@@ -59,6 +58,9 @@ pub struct LuaEngineCtx {
     globals_api: Table,
     /// `pcall(f)` from trusted code (LOAD_SUPPORT_CODE).
     runner: Function,
+    /// The state itself, last: fields drop in order, so the references
+    /// above are released before the state closes.
+    pub lua: script_lua::LuaVm,
 }
 
 /// The library being loaded (Redis's loadCtx), kept in the Lua state's
@@ -110,13 +112,14 @@ return nonexistent, readonly, run
 /// createLuaState + luaLoadLibraries: the standard libraries Redis opens
 /// (base, table, string, math and debug, which the error handler needs and
 /// the sandbox then hides); script_lua.rs adds the rest.
-fn create_lua_state() -> Lua {
-    use mlua::{LuaOptions, StdLib};
+fn create_lua_state() -> mlua::Result<script_lua::LuaVm> {
+    use mlua::StdLib;
     let libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH | StdLib::DEBUG;
     // SAFETY: the debug library is unsafe only for untrusted code that can
     // reach it; lua_set_globals_protection removes it from the globals and
-    // keeps it only inside the error handler.
-    unsafe { Lua::unsafe_new_with(libs, LuaOptions::new()) }
+    // keeps it only inside the error handler. The heap is outside
+    // used_memory, as Redis's (script_lua::LuaVm).
+    unsafe { script_lua::lua_open(libs) }
 }
 
 /// luaEngineInitEngine: build the functions' Lua state.
@@ -126,7 +129,7 @@ pub fn lua_engine_init_engine() -> LuaEngineCtx {
 }
 
 fn build_engine() -> mlua::Result<LuaEngineCtx> {
-    let lua = create_lua_state();
+    let lua = create_lua_state()?;
     // Before the API replaces `pcall`: the runner keeps the original.
     let (nonexistent, readonly, runner): (Function, Function, Function) = lua
         .load(LOAD_SUPPORT_CODE)
@@ -184,12 +187,12 @@ fn build_engine() -> mlua::Result<LuaEngineCtx> {
     env_meta.raw_set("__newindex", readonly)?;
     env.set_metatable(Some(env_meta.clone()))?;
     Ok(LuaEngineCtx {
-        lua,
         env,
         env_meta,
         library_api,
         globals_api,
         runner,
+        lua,
     })
 }
 

@@ -221,7 +221,14 @@ pub fn run(args: &[String]) -> i32 {
     server::check_tcp_backlog_settings(&srv);
     server_log(LogLevel::Warning, "Server initialized");
     server::linux_memory_warnings(&srv);
-    // used_memory_startup: what the empty server holds (InitServerLast).
+    // InitServerLast: jemalloc's background purging, then
+    // used_memory_startup, what the empty server holds.
+    if let Err(rc) = memory::set_jemalloc_bg_thread(srv.config.jemalloc_bg_thread()) {
+        server_log(
+            LogLevel::Warning,
+            &format!("Failed to set jemalloc background_thread (error {rc})"),
+        );
+    }
     srv.initial_memory_usage = memory::used_memory();
     // clusterInit: nodes.conf, the bus port, the slot index (before the
     // data loads, so loaded keys are indexed by slot).

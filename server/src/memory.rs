@@ -205,8 +205,8 @@ pub fn bytes_to_human(n: u64) -> String {
 
 /// zmalloc_get_allocator_info: jemalloc's `stats.allocated`, `stats.active`
 /// and `stats.resident`, read after one epoch advance so the three belong
-/// to the same snapshot. allocated counts every allocation of the process
-/// (Lua's too); active adds the unused parts of the pages those sit in
+/// to the same snapshot. allocated counts every jemalloc allocation of the
+/// process (not Lua's, which uses libc's heap: script_lua::LuaVm); active adds the unused parts of the pages those sit in
 /// (fragmentation inside the allocator); resident adds the dirty pages
 /// jemalloc keeps for reuse, which MEMORY PURGE gives back.
 pub fn allocator_info() -> (usize, usize, usize) {
@@ -242,6 +242,39 @@ pub fn jemalloc_purge() -> Result<(), i32> {
     } else {
         Err(rc)
     }
+}
+
+/// set_jemalloc_bg_thread: start or stop jemalloc's background threads
+/// (`background_thread`), which purge dirty pages on their own clock
+/// (`dirty_decay_ms` / `muzzy_decay_ms`, 10 s by default) even when the
+/// server is idle. Without them jemalloc purges only while it allocates or
+/// frees, so after a FLUSHALL with no traffic RSS would stay up. Redis
+/// calls this in InitServerLast and when `jemalloc-bg-thread` changes.
+/// Err when jemalloc refuses (it then keeps its previous state).
+pub fn set_jemalloc_bg_thread(enable: bool) -> Result<(), i32> {
+    let mut val = enable;
+    // SAFETY: "background_thread" is a bool mallctl: a new value of
+    // sizeof(bool), no old value read.
+    let rc = unsafe {
+        tikv_jemalloc_sys::mallctl(
+            c"background_thread".as_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            (&mut val as *mut bool).cast(),
+            std::mem::size_of::<bool>(),
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(rc)
+    }
+}
+
+/// Whether jemalloc's background threads are on (`background_thread`).
+pub fn jemalloc_bg_thread() -> bool {
+    // SAFETY: reads a bool mallctl.
+    unsafe { tikv_jemalloc_ctl::raw::read::<bool>(b"background_thread\0") }.unwrap_or(false)
 }
 
 /// je_malloc_stats_print(NULL options): jemalloc's own human-readable
@@ -319,6 +352,14 @@ mod tests {
         .unwrap();
         // Gone from the list once the thread ended (its total folded in).
         assert!(!THREADS.lock().unwrap().iter().any(|t| t.id == id));
+    }
+
+    #[test]
+    fn background_threads_follow_the_switch() {
+        set_jemalloc_bg_thread(true).expect("jemalloc has background threads on Linux");
+        assert!(jemalloc_bg_thread());
+        set_jemalloc_bg_thread(false).unwrap();
+        assert!(!jemalloc_bg_thread());
     }
 
     #[test]

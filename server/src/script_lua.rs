@@ -974,6 +974,93 @@ fn cfn(lua: &Lua, f: ffi::lua_CFunction) -> mlua::Result<Function> {
     unsafe { lua.create_c_function(f) }
 }
 
+/// A Lua state whose heap is the C library's `malloc`, not jemalloc
+/// (Redis's `lua_open()` in eval.c and function_lua.c).
+///
+/// Redis links jemalloc with the `je_` prefix, so its own `zmalloc` goes
+/// to jemalloc while the Lua it bundles calls plain `realloc`/`free`: the
+/// Lua heap is outside `used_memory` (and outside jemalloc's allocated,
+/// active and resident) and appears only in RSS, with its size reported
+/// apart as `used_memory_lua` / `used_memory_vm_*` (lua_gc LUA_GCCOUNT).
+/// maxmemory therefore never refuses a write or evicts a key because a
+/// script left garbage behind. Here the global allocator is jemalloc
+/// (prefixed too), so the same split comes from giving Lua an allocator
+/// function over `libc::realloc`/`libc::free`, as Lua's own `l_alloc`.
+///
+/// mlua then sees a state it did not create ("module mode"): it wraps it
+/// but does not close it, so `Drop` drops our handle first and then calls
+/// `lua_close`, which also frees mlua's bookkeeping kept in the registry.
+/// It derefs to `mlua::Lua`, so the rest of the scripting code is unchanged.
+pub struct LuaVm {
+    lua: std::mem::ManuallyDrop<Lua>,
+    state: *mut lua_State,
+}
+
+impl std::ops::Deref for LuaVm {
+    type Target = Lua;
+    fn deref(&self) -> &Lua {
+        &self.lua
+    }
+}
+
+impl Drop for LuaVm {
+    fn drop(&mut self) {
+        // SAFETY: the handle goes first (mlua keeps its own reference to
+        // the state in the registry, released by lua_close); then the state
+        // is closed exactly once, with the allocator it was created with.
+        unsafe {
+            std::mem::ManuallyDrop::drop(&mut self.lua);
+            ffi::lua_close(self.state);
+        }
+    }
+}
+
+/// l_alloc (lauxlib.c): Lua's allocator function over the C library's
+/// heap. `nsize == 0` frees; otherwise realloc (a null `ptr` allocates).
+/// Returning null on failure lets Lua raise its "not enough memory" error.
+unsafe extern "C" fn lua_libc_alloc(
+    _ud: *mut std::ffi::c_void,
+    ptr: *mut std::ffi::c_void,
+    _osize: usize,
+    nsize: usize,
+) -> *mut std::ffi::c_void {
+    if nsize == 0 {
+        // SAFETY: `ptr` is null or came from this function's realloc.
+        unsafe { libc::free(ptr) };
+        std::ptr::null_mut()
+    } else {
+        // SAFETY: as above; realloc(NULL, n) allocates.
+        unsafe { libc::realloc(ptr, nsize) }
+    }
+}
+
+/// lua_open + luaLoadLibraries: a state on the C heap (see `LuaVm`) with
+/// the base library (and its `coroutine`, as Lua 5.1's luaopen_base) and
+/// `libs` opened.
+///
+/// # Safety
+/// `libs` may hold unsafe libraries (debug): the caller hides them from
+/// scripts, as Redis's sandbox does.
+pub unsafe fn lua_open(libs: mlua::StdLib) -> mlua::Result<LuaVm> {
+    // SAFETY: a fresh state; lua_newstate returns null only when the
+    // allocator fails, which becomes an error here.
+    unsafe {
+        let state = ffi::lua_newstate(lua_libc_alloc, std::ptr::null_mut());
+        if state.is_null() {
+            return Err(mlua::Error::MemoryError("cannot create a Lua state".into()));
+        }
+        ffi::luaL_requiref(state, c"_G".as_ptr(), ffi::luaopen_base, 1);
+        ffi::lua_pop(state, 1);
+        let lua = Lua::get_or_init_from_ptr(state).clone();
+        let vm = LuaVm {
+            lua: std::mem::ManuallyDrop::new(lua),
+            state,
+        };
+        vm.load_std_libs(libs)?;
+        Ok(vm)
+    }
+}
+
 /// The VM's memory as Redis reports it: `lua_gc(L, LUA_GCCOUNT, 0) * 1024`,
 /// whole kilobytes of what Lua itself counts.
 pub fn lua_gc_count_bytes(lua: &Lua) -> usize {

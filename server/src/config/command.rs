@@ -181,6 +181,10 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, Stri
             "maxmemory" => crate::evict::update_maxmemory(srv),
             "maxmemory-clients" => crate::client_eviction::apply_client_max_memory_usage(srv),
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),
+            // updateJemallocBgThread
+            "jemalloc-bg-thread" => {
+                let _ = crate::memory::set_jemalloc_bg_thread(srv.config.jemalloc_bg_thread());
+            }
             // updateGoodSlaves: recount at once, not at the next cron.
             "min-replicas-to-write" | "min-replicas-max-lag" => {
                 crate::replication::master::refresh_good_slaves_count(srv, None)

@@ -159,6 +159,11 @@ impl Config {
         self.b(name)
     }
 
+    /// jemalloc-bg-thread (applied by memory::set_jemalloc_bg_thread).
+    pub fn jemalloc_bg_thread(&self) -> bool {
+        self.b("jemalloc-bg-thread")
+    }
+
     fn b(&self, name: &str) -> bool {
         matches!(self.value(name), Some(Value::Bool(true)))
     }
