@@ -547,11 +547,19 @@ fn pick_random(srv: &mut Server) -> Option<(usize, Box<[u8]>)> {
 // ---- performEvictions ----
 
 /// Delete one evicted key: lazily with lazyfree-lazy-eviction, then the
-/// bookkeeping of a deletion (stats, WATCH, the `evicted` event).
-fn evict_key(srv: &mut Server, dbid: usize, key: &[u8]) {
+/// bookkeeping of a deletion (stats, WATCH, the `evicted` event). Returns
+/// what the delete itself gave back, as Redis measures it: used memory
+/// before minus after the delete only (a lazy free gives back later, on
+/// the lazyfree thread). The invalidation messages, notifications and
+/// propagation that follow are not subtracted, or tracking clients'
+/// growing replies would make every eviction look like no gain and drain
+/// the keyspace (the feedback loop Redis avoids the same way).
+fn evict_key(srv: &mut Server, dbid: usize, key: &[u8]) -> i64 {
     let start = Instant::now();
     let lazy = srv.config.lazyfree_lazy_eviction;
+    let before = crate::memory::used_memory() as i64;
     crate::db::db_generic_delete(srv, dbid, key, lazy, crate::db::FreeCause::Evict);
+    let freed = before - crate::memory::used_memory() as i64;
     let threshold = srv.config.latency_monitor_threshold;
     let ms = start.elapsed().as_millis() as u64;
     srv.latency
@@ -560,6 +568,7 @@ fn evict_key(srv: &mut Server, dbid: usize, key: &[u8]) {
     crate::db::signal_modified_key(srv, dbid, key);
     notify_keyspace_event(srv, NOTIFY_EVICTED, "evicted", key, dbid);
     crate::propagate::propagate_deletion(srv, dbid, key, lazy);
+    freed
 }
 
 /// performEvictions: if over maxmemory, evict keys per the policy until
@@ -600,12 +609,7 @@ pub fn perform_evictions(srv: &mut Server) -> EvictResult {
             break;
         };
 
-        // What the delete gave back, as Redis measures it: used memory
-        // before minus after (a lazy free gives back later, on the
-        // lazyfree thread).
-        let before = crate::memory::used_memory() as i64;
-        evict_key(srv, dbid, &key);
-        mem_freed += before - crate::memory::used_memory() as i64;
+        mem_freed += evict_key(srv, dbid, &key);
         keys_freed += 1;
 
         // Every 16 keys: with lazy freeing the memory goes back on another

@@ -433,7 +433,14 @@ fn tracking_remember_keys(
     };
     for k in keys {
         let Some(key) = argv.get(k.pos) else { continue };
-        let ids = table.entry(key.clone()).or_default();
+        // A key seen for the first time is copied out of the argument: the
+        // argument is a slice of the client's read buffer, and a table
+        // entry that lives until the key changes would pin (and have
+        // used_memory count) that whole buffer.
+        let ids = match table.get_mut(key) {
+            Some(ids) => ids,
+            None => table.entry(Bytes::copy_from_slice(key)).or_default(),
+        };
         if ids.insert(id, token).is_none() {
             srv.tracking.total_items += 1;
         }
@@ -930,7 +937,9 @@ pub fn client_tracking_command(srv: &mut Server, c: &mut Client) {
             options |= TRACKING_NOLOOP;
         } else if opt.eq_ignore_ascii_case(b"prefix") && moreargs > 0 {
             j += 1;
-            prefixes.push(c.argv[j].clone());
+            // Copied: kept as long as tracking is on, it must not pin the
+            // read buffer the argument is a slice of.
+            prefixes.push(Bytes::copy_from_slice(&c.argv[j]));
         } else {
             c.add_reply_syntax_error();
             return;
