@@ -36,6 +36,7 @@ def start_server(binary, port, workdir):
             s = socket.create_connection(("127.0.0.1", port), timeout=1)
             s.sendall(b"PING\r\n")
             if s.recv(64).startswith(b"+PONG"):
+                s.settimeout(None)
                 return proc, s
             s.close()
         except OSError:
@@ -108,17 +109,21 @@ def one_run(binary, port, n, size):
             flood.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
             call(flood, "CLIENT", "SETNAME", "flooder")
             flood.sendall(command(["GET", "big"]) * n)
-            # Every GET has run once the flooder's last command is GET and
-            # its query buffer is empty; the victim keeps pinging meanwhile.
-            fields = {}
-            deadline = time.time() + 120
-            while time.time() < deadline:
+            # Every GET has run once the server counted them all (the query
+            # arrives in 16 KB reads, so an empty query buffer alone says
+            # nothing); the victim keeps pinging meanwhile.
+            def processed():
+                info = call(ctl, "INFO", "commandstats").decode()
+                for l in info.splitlines():
+                    if l.startswith("cmdstat_get:"):
+                        return int(l.split("calls=")[1].split(",")[0])
+                return 0
+            deadline = time.time() + 300
+            while processed() < n and time.time() < deadline:
                 time.sleep(0.2)
-                line = [l for l in call(ctl, "CLIENT", "LIST").decode().splitlines()
-                        if "name=flooder" in l][0]
-                fields = dict(kv.split("=", 1) for kv in line.split(" "))
-                if fields["qbuf"] == "0" and fields["cmd"] == "get":
-                    break
+            line = [l for l in call(ctl, "CLIENT", "LIST").decode().splitlines()
+                    if "name=flooder" in l][0]
+            fields = dict(kv.split("=", 1) for kv in line.split(" "))
             time.sleep(0.5)
             stop.set()
             t.join()

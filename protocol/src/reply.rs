@@ -89,7 +89,7 @@ impl ReplySink for Vec<u8> {
 /// `+<s>\r\n` (redis: addReplyStatus). `s` must not contain CR or LF.
 pub fn simple<B: ReplySink + ?Sized>(buf: &mut B, s: &[u8]) {
     buf.reserve_hint(s.len() + 3);
-    buf.put(&[b'+']);
+    buf.put(b"+");
     buf.put(s);
     buf.put(b"\r\n");
 }
@@ -110,7 +110,7 @@ pub fn error<B: ReplySink + ?Sized>(buf: &mut B, msg: &[u8]) {
         .map_or(0, |i| i + 1);
     let msg = &msg[..end];
     buf.reserve_hint(msg.len() + 3);
-    buf.put(&[b'-']);
+    buf.put(b"-");
     if msg.iter().any(|&b| b == b'\r' || b == b'\n') {
         // Rare path: an error text built from user input.
         let clean: Vec<u8> = msg
@@ -224,7 +224,7 @@ pub fn double<B: ReplySink + ?Sized>(buf: &mut B, d: f64, r: Resp) {
         Resp::V2 => bulk(buf, &text[..len]),
         Resp::V3 => {
             buf.reserve_hint(len + 3);
-            buf.put(&[b',']);
+            buf.put(b",");
             buf.put(&text[..len]);
             buf.put(b"\r\n");
         }
@@ -264,7 +264,7 @@ pub fn big_number<B: ReplySink + ?Sized>(buf: &mut B, digits: &[u8], r: Resp) {
         Resp::V2 => bulk(buf, digits),
         Resp::V3 => {
             buf.reserve_hint(digits.len() + 3);
-            buf.put(&[b'(']);
+            buf.put(b"(");
             buf.put(digits);
             buf.put(b"\r\n");
         }

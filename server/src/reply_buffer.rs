@@ -111,6 +111,8 @@ pub struct ReplyBuffer {
     blocks: VecDeque<ReplyBlock>,
     /// reply_bytes: the sum of the blocks' sizes.
     reply_bytes: usize,
+    /// The sum of the blocks' used bytes, so `len` is O(1).
+    list_used: usize,
     /// buf_peak: the most the static buffer held since the last reset
     /// (clients_cron_resize_output_buffer), and when that reset was.
     buf_peak: usize,
@@ -140,6 +142,7 @@ impl ReplyBuffer {
             sentlen: 0,
             blocks: VecDeque::new(),
             reply_bytes: 0,
+            list_used: 0,
             buf_peak: 0,
             buf_peak_last_reset_time: crate::server::mstime(),
             last_deferred: 0,
@@ -182,11 +185,13 @@ impl ReplyBuffer {
         if let Some(tail) = self.blocks.back_mut() {
             let copy = tail.avail().min(s.len());
             tail.data.extend_from_slice(&s[..copy]);
+            self.list_used += copy;
             s = &s[copy..];
         }
         if !s.is_empty() {
             let mut block = ReplyBlock::with_size(s.len().max(PROTO_REPLY_CHUNK_BYTES));
             block.data.extend_from_slice(s);
+            self.list_used += s.len();
             self.reply_bytes += block.size();
             self.blocks.push_back(block);
         }
@@ -194,7 +199,7 @@ impl ReplyBuffer {
 
     /// Bytes not written yet.
     pub fn len(&self) -> usize {
-        self.buf.len() + self.blocks.iter().map(|b| b.data.len()).sum::<usize>() - self.sentlen
+        self.buf.len() + self.list_used - self.sentlen
     }
 
     /// clientHasPendingReplies: anything left to write.
@@ -220,6 +225,7 @@ impl ReplyBuffer {
         self.blocks.clear();
         self.sentlen = 0;
         self.reply_bytes = 0;
+        self.list_used = 0;
     }
 
     /// listLength(c->reply): CLIENT LIST's oll.
@@ -300,6 +306,7 @@ impl ReplyBuffer {
             let mut block = ReplyBlock::with_size(all.len());
             block.data.extend_from_slice(&all);
             self.reply_bytes = block.size();
+            self.list_used = block.data.len();
             self.blocks.push_back(block);
             return &self.blocks[0].data;
         }
@@ -335,9 +342,11 @@ impl ReplyBuffer {
             if room > excess {
                 let new_len = tail.data.len() - excess;
                 tail.data.truncate(new_len);
+                self.list_used -= excess;
                 return;
             }
             excess -= room;
+            self.list_used -= room;
             if keep_from_head > 0 {
                 // The partly written head block: only its written part stays.
                 tail.data.truncate(keep_from_head);
@@ -425,6 +434,7 @@ impl ReplyBuffer {
             let prev = &mut self.blocks[idx - 1];
             let copy = prev.avail().min(s.len());
             prev.data.extend_from_slice(&s[..copy]);
+            self.list_used += copy;
             s = &s[copy..];
             if s.is_empty() {
                 self.blocks.remove(idx);
@@ -437,12 +447,14 @@ impl ReplyBuffer {
                 && next.data.len() < PROTO_REPLY_CHUNK_BYTES * 4
             {
                 next.data.splice(0..0, s.iter().copied());
+                self.list_used += s.len();
                 self.blocks.remove(idx);
                 return;
             }
         }
         let mut block = ReplyBlock::with_size(s.len());
         block.data.extend_from_slice(s);
+        self.list_used += s.len();
         self.reply_bytes += block.size();
         self.blocks[idx] = block;
     }
@@ -466,6 +478,7 @@ impl ReplyBuffer {
             // Only empty placeholders left (cannot outlive a command, but
             // never leave them to spin on).
             self.blocks.retain(|b| !b.data.is_empty());
+            self.reply_bytes = self.blocks.iter().map(|b| b.size()).sum();
             return Ok(0);
         }
         // SAFETY: every iovec points into a live buffer of `self`, which is
@@ -503,6 +516,7 @@ impl ReplyBuffer {
             n -= left;
             let gone = self.blocks.pop_front().expect("head exists");
             self.reply_bytes -= gone.size();
+            self.list_used -= gone.data.len();
             self.sentlen = 0;
         }
     }
@@ -545,7 +559,13 @@ mod tests {
     use super::*;
 
     fn pending(r: &ReplyBuffer) -> Vec<u8> {
-        r.to_vec()
+        let v = r.to_vec();
+        assert_eq!(v.len(), r.len(), "len() agrees with the bytes");
+        let used: usize = r.blocks.iter().map(|b| b.data.len()).sum();
+        assert_eq!(used, r.list_used);
+        let sizes: usize = r.blocks.iter().map(|b| b.size()).sum();
+        assert_eq!(sizes, r.reply_bytes);
+        v
     }
 
     #[test]
