@@ -25,6 +25,7 @@ use crate::notify::{
     notify_keyspace_event, NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_KEY_MISS, NOTIFY_NEW,
 };
 use crate::server::Server;
+use crate::shared;
 
 // ---- lookups (db.c lookupKey*) ----
 
@@ -418,7 +419,7 @@ pub fn db_delete(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 /// getIntFromObjectOrReply with no custom message: a long long that must
 /// also fit in a C int (SELECT, MOVE, COPY ... DB).
 pub fn get_int_from_arg(arg: &[u8]) -> Result<i32, &'static str> {
-    let v = storage::util::string2ll(arg).ok_or("ERR value is not an integer or out of range")?;
+    let v = storage::util::string2ll(arg).ok_or(shared::NOT_INTEGER_ERR)?;
     i32::try_from(v)
         .map_err(|_| "ERR value is out of range, value must between -2147483648 and 2147483647")
 }
@@ -562,7 +563,7 @@ pub fn parse_scan_cursor(arg: &[u8]) -> Option<u64> {
 // redis: db.c scanCommand
 pub fn scan_command(srv: &mut Server, c: &mut Client) {
     let Some(cursor) = parse_scan_cursor(c.arg(1)) else {
-        c.add_reply_error("ERR invalid cursor");
+        c.add_reply_error(shared::INVALID_CURSOR_ERR);
         return;
     };
     scan_generic_command(srv, c, None, cursor);
@@ -690,10 +691,9 @@ fn parse_scan_options_from(
         let opt = c.arg(i);
         let has_value = i + 1 < c.argc();
         if opt.eq_ignore_ascii_case(b"count") && has_value {
-            let n = storage::util::string2ll(c.arg(i + 1))
-                .ok_or("ERR value is not an integer or out of range")?;
+            let n = storage::util::string2ll(c.arg(i + 1)).ok_or(shared::NOT_INTEGER_ERR)?;
             if n < 1 {
-                return Err("ERR syntax error");
+                return Err(shared::SYNTAX_ERR);
             }
             opts.count = n;
         } else if opt.eq_ignore_ascii_case(b"match") && has_value {
@@ -702,7 +702,7 @@ fn parse_scan_options_from(
         } else if opt.eq_ignore_ascii_case(b"type") && has_value && keyspace {
             opts.typename = Some(c.argv[i + 1].clone());
         } else {
-            return Err("ERR syntax error");
+            return Err(shared::SYNTAX_ERR);
         }
         i += 2;
     }
@@ -754,7 +754,7 @@ fn rename_generic_command(srv: &mut Server, c: &mut Client, nx: bool) {
     let dbid = c.db;
     let (src, dst) = (c.argv[1].clone(), c.argv[2].clone());
     if lookup_key_write(srv, dbid, &src).is_none() {
-        c.add_reply_error("ERR no such key");
+        c.add_reply_error(shared::NO_SUCH_KEY_ERR);
         return;
     }
     // Renaming a key to itself: nothing to do (but it had to exist).

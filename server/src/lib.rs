@@ -51,6 +51,7 @@ pub mod replication;
 pub mod script;
 pub mod script_lua;
 pub mod server;
+pub mod shared;
 pub mod shutdown;
 pub mod slowlog;
 pub mod sort;

@@ -26,6 +26,7 @@ use protocol::{ParseLimits, RequestParser, Resp};
 use crate::config::ClientBufferLimit;
 use crate::log::{server_log, LogLevel};
 use crate::server::{self, Server};
+use crate::shared;
 
 /// PROTO_IOBUF_LEN: Redis reads at most 16 KB per readable event.
 pub const PROTO_IOBUF_LEN: usize = 16 * 1024;
@@ -417,11 +418,11 @@ impl Client {
     }
 
     pub fn add_reply_syntax_error(&mut self) {
-        self.add_reply_error("ERR syntax error");
+        self.add_reply_error(shared::SYNTAX_ERR);
     }
 
     pub fn add_reply_wrongtype(&mut self) {
-        self.add_reply_error("WRONGTYPE Operation against a key holding the wrong kind of value");
+        self.add_reply_error(shared::WRONGTYPE_ERR);
     }
 
     pub fn add_reply_integer(&mut self, i: i64) {
@@ -1466,7 +1467,7 @@ pub fn client_unblock_command(srv: &mut Server, c: &mut Client) {
         return;
     }
     let Some(id) = protocol::util::string2ll(c.arg(2)) else {
-        c.add_reply_error("ERR value is not an integer or out of range");
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
         return;
     };
     let with_error = c.argc() == 4 && c.arg(3).eq_ignore_ascii_case(b"error");
