@@ -445,9 +445,23 @@ const SAME_OBJECT_ERR: &str = "ERR source and destination objects are the same";
 pub fn del_generic_command(srv: &mut Server, c: &mut Client, lazy: bool) {
     let dbid = c.db;
     let mut numdel = 0;
+    // One key per iteration, in argument order: DEL a b c is three
+    // deletions, each finished (events, WATCH) before the next starts.
     for key in &c.argv[1..] {
+        // Expire first: a key whose TTL passed is already gone for every
+        // reader, so DEL must not count it. On a master expireIfNeeded
+        // deletes it as an expiry ("expired" event, expired_keys, a DEL
+        // propagated on its own), which is what replicas and the AOF must
+        // see; DEL then finds nothing and answers 0 for it.
         expire_if_needed(srv, dbid, key);
+        // `lazy` only decides who frees the value: this thread now, or
+        // bio_lazy_free later (free_object_async, for a big value). The key
+        // leaves the keyspace now either way, so the next command misses it.
         if db_generic_delete(srv, dbid, key, lazy, FreeCause::Del) {
+            // The three things every write does: make WATCHers' EXEC fail
+            // and tell tracking clients (signalModifiedKey), tell keyspace
+            // subscribers, and count a change for `save` points and for
+            // call()'s "did this command write?" propagation test.
             signal_modified_key(srv, dbid, key);
             notify_keyspace_event(srv, NOTIFY_GENERIC, "del", key, dbid);
             srv.dirty += 1;
@@ -512,10 +526,19 @@ pub fn touch_command(srv: &mut Server, c: &mut Client) {
 /// KEYS pattern
 // redis: db.c keysCommand
 pub fn keys_command(srv: &mut Server, c: &mut Client) {
+    // A clone of the pattern (a refcount bump, not a copy): the loop borrows
+    // the db from `srv` while the reply is written to `c`.
     let pattern = c.argv[1].clone();
     // `*` alone matches everything: skip the matcher (the walk stays O(N)).
     let allkeys = &pattern[..] == b"*";
+    // The command's time, taken once in process_command: every key is
+    // judged against the same "now", so one KEYS is one consistent view
+    // even if the walk takes seconds.
     let now = srv.cmd_time_snapshot;
+    // A shared borrow: KEYS only reads, and the compiler holds us to it.
+    // This walk is the lesson: O(N) in the number of keys, with no yield to
+    // the event loop, so every other client waits until it ends (SCAN cuts
+    // the same walk into slices).
     let db = &srv.dbs[c.db];
 
     // The reply length is only known at the end (Redis: a deferred length),

@@ -877,6 +877,11 @@ fn write_to_client_inner(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     } else {
         NET_MAX_WRITES_PER_EVENT
     };
+    // Write until the socket is full (WouldBlock: the kernel's buffer took
+    // all it can; control flow, not an error) or the per-event cap is hit.
+    // The cap is fairness: a client that asked for a 1 GB reply must not
+    // keep the single thread writing while everybody else waits; the rest
+    // goes out on later passes.
     while !c.reply.is_empty() && written < cap {
         let end = c.reply.len().min(cap - written);
         match stream.write(&c.reply[..end]) {
