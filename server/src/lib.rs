@@ -55,6 +55,7 @@ pub mod shared;
 pub mod shutdown;
 pub mod slowlog;
 pub mod sort;
+pub mod sparkline;
 pub mod syscheck;
 pub mod t_hash;
 pub mod t_list;
