@@ -49,6 +49,7 @@ use crate::commands::{CmdId, CommandTable, CMD_NO_AUTH};
 use crate::log::{server_log, LogLevel};
 use crate::networking::{self, Client, CLIENT_CLOSE_AFTER_REPLY, CLIENT_CLOSE_ASAP};
 use crate::server::{self, Server};
+use crate::shared;
 
 /// The categories in Redis's order (ACLCommandCategories): ACL CAT prints
 /// them so, and describing a user tries them in this order. Category `i` is
@@ -1795,7 +1796,7 @@ pub fn acl_genpass_command(_srv: &mut Server, c: &mut Client) {
     if c.argc() == 3 {
         match protocol::util::string2ll(c.arg(2)) {
             Some(b) => bits = b,
-            None => return c.add_reply_error("ERR value is not an integer or out of range"),
+            None => return c.add_reply_error(shared::NOT_INTEGER_ERR),
         }
     }
     if bits <= 0 || bits > GENPASS_MAX_BITS {
@@ -1819,7 +1820,7 @@ pub fn acl_log_command(srv: &mut Server, c: &mut Client) {
         }
         match protocol::util::string2ll(c.arg(2)) {
             Some(n) => count = n.max(0),
-            None => return c.add_reply_error("ERR value is not an integer or out of range"),
+            None => return c.add_reply_error(shared::NOT_INTEGER_ERR),
         }
     }
     let count = (count as usize).min(srv.acl.log.len());

@@ -30,8 +30,7 @@ use crate::db;
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_STRING};
 use crate::server::Server;
-
-const ERR_NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+use crate::shared;
 const ERR_BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 const ERR_BIT_VALUE: &str = "ERR bit is not an integer or out of range";
 const ERR_BITFIELD_TYPE: &str =
@@ -56,7 +55,7 @@ fn is(arg: &[u8], name: &str) -> bool {
 fn parse_i64_or_reply(c: &mut Client, arg: &[u8]) -> Option<i64> {
     let v = string2ll(arg);
     if v.is_none() {
-        c.add_reply_error(ERR_NOT_INTEGER);
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
     }
     v
 }
@@ -399,7 +398,7 @@ fn parse_bitfield_ops(
             j += 2;
             continue;
         } else {
-            return Err("ERR syntax error");
+            return Err(shared::SYNTAX_ERR);
         };
         let (signed, bits) = get_bitfield_type(&argv[j + 1])?;
         let offset = get_bit_offset(&argv[j + 2], Some(bits), max)?;
@@ -407,7 +406,7 @@ fn parse_bitfield_ops(
         if op != FieldOp::Get {
             let last = offset + bits as u64 - 1;
             highest_write = Some(highest_write.map_or(last, |h| h.max(last)));
-            value = string2ll(&argv[j + 3]).ok_or(ERR_NOT_INTEGER)?;
+            value = string2ll(&argv[j + 3]).ok_or(shared::NOT_INTEGER_ERR)?;
         }
         ops.push(BitfieldOp {
             offset,

@@ -27,6 +27,7 @@ use storage::object::Value;
 
 use crate::networking::{self, Client, CLIENT_BLOCKED};
 use crate::server::{self, Server};
+use crate::shared;
 
 /// Which kind of value a parked client waits for (c->btype): a list key
 /// that becomes a zset does not wake a BLPOP, and the other way round.
@@ -62,7 +63,7 @@ pub struct BlockState {
 pub fn get_timeout_or_reply(srv: &Server, c: &mut Client, i: usize) -> Option<i64> {
     // strtold rules, as getLongDoubleFromObjectOrReply (hex and inf parse).
     let Some(secs) = storage::util::string2ld(c.arg(i)).map(|v| v.to_f64()) else {
-        c.add_reply_error("ERR timeout is not a float or out of range");
+        c.add_reply_error(shared::TIMEOUT_NOT_FLOAT_ERR);
         return None;
     };
     // (long long) ceill(secs * 1000): a value past the range of a long long
@@ -70,7 +71,7 @@ pub fn get_timeout_or_reply(srv: &Server, c: &mut Client, i: usize) -> Option<i6
     let ms = (secs * 1000.0).ceil();
     // i64::MAX as f64 is 2^63: anything from there up does not fit.
     if !(0.0..i64::MAX as f64).contains(&ms) {
-        c.add_reply_error("ERR timeout is negative");
+        c.add_reply_error(shared::TIMEOUT_NEGATIVE_ERR);
         return None;
     }
     let ms = ms as i64;

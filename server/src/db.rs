@@ -25,6 +25,7 @@ use crate::notify::{
     notify_keyspace_event, NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_KEY_MISS, NOTIFY_NEW,
 };
 use crate::server::Server;
+use crate::shared;
 
 // ---- lookups (db.c lookupKey*) ----
 
@@ -418,7 +419,7 @@ pub fn db_delete(srv: &mut Server, dbid: usize, key: &[u8]) -> bool {
 /// getIntFromObjectOrReply with no custom message: a long long that must
 /// also fit in a C int (SELECT, MOVE, COPY ... DB).
 pub fn get_int_from_arg(arg: &[u8]) -> Result<i32, &'static str> {
-    let v = storage::util::string2ll(arg).ok_or("ERR value is not an integer or out of range")?;
+    let v = storage::util::string2ll(arg).ok_or(shared::NOT_INTEGER_ERR)?;
     i32::try_from(v)
         .map_err(|_| "ERR value is out of range, value must between -2147483648 and 2147483647")
 }
@@ -444,9 +445,23 @@ const SAME_OBJECT_ERR: &str = "ERR source and destination objects are the same";
 pub fn del_generic_command(srv: &mut Server, c: &mut Client, lazy: bool) {
     let dbid = c.db;
     let mut numdel = 0;
+    // One key per iteration, in argument order: DEL a b c is three
+    // deletions, each finished (events, WATCH) before the next starts.
     for key in &c.argv[1..] {
+        // Expire first: a key whose TTL passed is already gone for every
+        // reader, so DEL must not count it. On a master expireIfNeeded
+        // deletes it as an expiry ("expired" event, expired_keys, a DEL
+        // propagated on its own), which is what replicas and the AOF must
+        // see; DEL then finds nothing and answers 0 for it.
         expire_if_needed(srv, dbid, key);
+        // `lazy` only decides who frees the value: this thread now, or
+        // bio_lazy_free later (free_object_async, for a big value). The key
+        // leaves the keyspace now either way, so the next command misses it.
         if db_generic_delete(srv, dbid, key, lazy, FreeCause::Del) {
+            // The three things every write does: make WATCHers' EXEC fail
+            // and tell tracking clients (signalModifiedKey), tell keyspace
+            // subscribers, and count a change for `save` points and for
+            // call()'s "did this command write?" propagation test.
             signal_modified_key(srv, dbid, key);
             notify_keyspace_event(srv, NOTIFY_GENERIC, "del", key, dbid);
             srv.dirty += 1;
@@ -511,10 +526,19 @@ pub fn touch_command(srv: &mut Server, c: &mut Client) {
 /// KEYS pattern
 // redis: db.c keysCommand
 pub fn keys_command(srv: &mut Server, c: &mut Client) {
+    // A clone of the pattern (a refcount bump, not a copy): the loop borrows
+    // the db from `srv` while the reply is written to `c`.
     let pattern = c.argv[1].clone();
     // `*` alone matches everything: skip the matcher (the walk stays O(N)).
     let allkeys = &pattern[..] == b"*";
+    // The command's time, taken once in process_command: every key is
+    // judged against the same "now", so one KEYS is one consistent view
+    // even if the walk takes seconds.
     let now = srv.cmd_time_snapshot;
+    // A shared borrow: KEYS only reads, and the compiler holds us to it.
+    // This walk is the lesson: O(N) in the number of keys, with no yield to
+    // the event loop, so every other client waits until it ends (SCAN cuts
+    // the same walk into slices).
     let db = &srv.dbs[c.db];
 
     // The reply length is only known at the end (Redis: a deferred length),
@@ -562,7 +586,7 @@ pub fn parse_scan_cursor(arg: &[u8]) -> Option<u64> {
 // redis: db.c scanCommand
 pub fn scan_command(srv: &mut Server, c: &mut Client) {
     let Some(cursor) = parse_scan_cursor(c.arg(1)) else {
-        c.add_reply_error("ERR invalid cursor");
+        c.add_reply_error(shared::INVALID_CURSOR_ERR);
         return;
     };
     scan_generic_command(srv, c, None, cursor);
@@ -690,10 +714,9 @@ fn parse_scan_options_from(
         let opt = c.arg(i);
         let has_value = i + 1 < c.argc();
         if opt.eq_ignore_ascii_case(b"count") && has_value {
-            let n = storage::util::string2ll(c.arg(i + 1))
-                .ok_or("ERR value is not an integer or out of range")?;
+            let n = storage::util::string2ll(c.arg(i + 1)).ok_or(shared::NOT_INTEGER_ERR)?;
             if n < 1 {
-                return Err("ERR syntax error");
+                return Err(shared::SYNTAX_ERR);
             }
             opts.count = n;
         } else if opt.eq_ignore_ascii_case(b"match") && has_value {
@@ -702,7 +725,7 @@ fn parse_scan_options_from(
         } else if opt.eq_ignore_ascii_case(b"type") && has_value && keyspace {
             opts.typename = Some(c.argv[i + 1].clone());
         } else {
-            return Err("ERR syntax error");
+            return Err(shared::SYNTAX_ERR);
         }
         i += 2;
     }
@@ -754,7 +777,7 @@ fn rename_generic_command(srv: &mut Server, c: &mut Client, nx: bool) {
     let dbid = c.db;
     let (src, dst) = (c.argv[1].clone(), c.argv[2].clone());
     if lookup_key_write(srv, dbid, &src).is_none() {
-        c.add_reply_error("ERR no such key");
+        c.add_reply_error(shared::NO_SUCH_KEY_ERR);
         return;
     }
     // Renaming a key to itself: nothing to do (but it had to exist).

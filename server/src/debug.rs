@@ -29,6 +29,7 @@ use crate::db::{db_add, lookup_key_write};
 use crate::networking::Client;
 use crate::object::{estimate_object_idle_time, object_command_lookup, object_refcount};
 use crate::server::Server;
+use crate::shared;
 
 /// DEBUG REPLYBUFFER PEAK-RESET-TIME <NEVER|RESET|time> | RESIZING <0|1>:
 /// how often (ms) the client cron restarts a static reply buffer's peak,
@@ -51,7 +52,7 @@ fn debug_replybuffer(srv: &mut Server, c: &mut Client) {
                 {
                     Some(n) => srv.reply_buffer_peak_reset_time = n,
                     None => {
-                        return c.add_reply_error("ERR value is not an integer or out of range");
+                        return c.add_reply_error(shared::NOT_INTEGER_ERR);
                     }
                 }
             }
@@ -173,9 +174,8 @@ fn debug_help(c: &mut Client) {
 /// DEBUG POPULATE count [prefix] [size]
 // redis: debug.c debugCommand (populate)
 fn debug_populate(srv: &mut Server, c: &mut Client) {
-    const MUST_BE_POSITIVE: &str = "ERR value is out of range, must be positive";
     let Some(count) = storage::util::string2ll(c.arg(2)).filter(|n| *n >= 0) else {
-        return c.add_reply_error(MUST_BE_POSITIVE);
+        return c.add_reply_error(shared::MUST_BE_POSITIVE_ERR);
     };
     let dbid = c.db;
     // dictTryExpand: size the table once instead of doubling all the way.
@@ -191,7 +191,7 @@ fn debug_populate(srv: &mut Server, c: &mut Client) {
     let mut valsize = 0usize;
     if c.argc() == 5 {
         let Some(n) = storage::util::string2ll(c.arg(4)).filter(|n| *n >= 0) else {
-            return c.add_reply_error(MUST_BE_POSITIVE);
+            return c.add_reply_error(shared::MUST_BE_POSITIVE_ERR);
         };
         // Same guard for the values themselves (count * size bytes).
         if (n as u128) * (count as u128) > crate::memory::total_system_memory() as u128 {
@@ -251,7 +251,7 @@ fn debug_object(srv: &mut Server, c: &mut Client) {
     let compress = crate::rdb::rdb_compression(srv);
     // A raw dictFind: no expiry, no statistics, no LRU touch.
     let Some(o) = srv.dbs[c.db].dict.find(c.arg(2)) else {
-        return c.add_reply_error("ERR no such key");
+        return c.add_reply_error(shared::NO_SUCH_KEY_ERR);
     };
     let o: &RObj = o;
     let mut line = format!(
@@ -347,7 +347,7 @@ fn debug_digest_value(srv: &mut Server, c: &mut Client) {
 // redis: debug.c debugCommand (htstats)
 fn debug_htstats(srv: &mut Server, c: &mut Client) {
     let Some(dbid) = storage::util::string2ll(c.arg(2)) else {
-        return c.add_reply_error("ERR value is not an integer or out of range");
+        return c.add_reply_error(shared::NOT_INTEGER_ERR);
     };
     if dbid < 0 || dbid as usize >= srv.dbs.len() {
         return c.add_reply_error("ERR Out of range database");
@@ -369,7 +369,7 @@ const ERR_NOT_HASHTABLE: &str =
 // redis: debug.c debugCommand (htstats-key)
 fn debug_htstats_key(srv: &mut Server, c: &mut Client) {
     let Some(o) = object_command_lookup(srv, c) else {
-        return c.add_reply_error("ERR no such key");
+        return c.add_reply_error(shared::NO_SUCH_KEY_ERR);
     };
     let stats = match &o.value {
         Value::Set(SetValue::Hashtable(d)) => d.stats(true),

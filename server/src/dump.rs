@@ -15,6 +15,7 @@ use crate::db::{db_add, db_delete, lookup_key_read, lookup_key_write, signal_mod
 use crate::networking::Client;
 use crate::notify::notify_keyspace_event;
 use crate::server::Server;
+use crate::shared;
 use storage::object::RObj;
 
 /// DUMP key
@@ -33,7 +34,7 @@ fn parse_ll(c: &mut Client, i: usize) -> Option<i64> {
     match storage::util::string2ll(c.arg(i)) {
         Some(v) => Some(v),
         None => {
-            c.add_reply_error("ERR value is not an integer or out of range");
+            c.add_reply_error(shared::NOT_INTEGER_ERR);
             None
         }
     }

@@ -29,6 +29,7 @@ use crate::networking::Client;
 use crate::script::{self, SCRIPTS_FLAGS_DEF, SCRIPT_EVAL_MODE, SCRIPT_FLAG_EVAL_COMPAT_MODE};
 use crate::script_lua;
 use crate::server::Server;
+use crate::shared;
 
 /// A cached script (luaScript): its flags (from the shebang) and body.
 pub struct LuaScript {
@@ -282,7 +283,7 @@ fn eval_feed_monitors(srv: &mut Server, c: &mut Client) {
 /// MONITOR was fed by the caller (eval_command / evalsha_generic).
 pub fn eval_generic_command_body(srv: &mut Server, c: &mut Client, evalsha: bool, ro: bool) {
     let Some(numkeys) = protocol::util::string2ll(c.arg(2)) else {
-        return c.add_reply_error("ERR value is not an integer or out of range");
+        return c.add_reply_error(shared::NOT_INTEGER_ERR);
     };
     if numkeys > (c.argc() - 3) as i64 {
         return c.add_reply_error("ERR Number of keys can't be greater than number of args");

@@ -19,6 +19,7 @@ use crate::db;
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC};
 use crate::server::Server;
+use crate::shared;
 use storage::expire::{CycleType, ExpireCycleConfig, SystemClock};
 
 // Option flags of EXPIRE and friends (expire.c EXPIRE_*).
@@ -99,7 +100,7 @@ fn expire_generic_command(srv: &mut Server, c: &mut Client, basetime: i64, unit:
         return;
     };
     let Some(mut when) = storage::util::string2ll(c.arg(2)) else {
-        c.add_reply_error("ERR value is not an integer or out of range");
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
         return;
     };
     // Negative times are allowed (they delete the key), but the conversion

@@ -36,6 +36,7 @@ use crate::db;
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_ZSET};
 use crate::server::Server;
+use crate::shared;
 
 // ---- reply formats ----
 
@@ -109,7 +110,7 @@ fn is(arg: &[u8], name: &str) -> bool {
 fn parse_double_or_reply(c: &mut Client, arg: &[u8], msg: Option<&str>) -> Option<f64> {
     let v = string2d(arg);
     if v.is_none() {
-        c.add_reply_error(msg.unwrap_or("ERR value is not a valid float"));
+        c.add_reply_error(msg.unwrap_or(shared::NOT_FLOAT_ERR));
     }
     v
 }
@@ -483,7 +484,7 @@ fn parse_search_options(
             let n = match string2ll(&c.argv[at + 1]) {
                 Some(n) => n,
                 None => {
-                    c.add_reply_error("ERR value is not an integer or out of range");
+                    c.add_reply_error(shared::NOT_INTEGER_ERR);
                     return Err(());
                 }
             };

@@ -15,6 +15,7 @@
 
 use crate::networking::Client;
 use crate::server::{Server, REDIS_VERSION};
+use crate::shared;
 
 /// RAND_MAX of glibc: rand() returns 0..=RAND_MAX.
 const RAND_MAX: i32 = 2147483647;
@@ -116,7 +117,7 @@ pub fn lolwut_command(_srv: &mut Server, c: &mut Client) {
     let mut args: Vec<bytes::Bytes> = c.argv[1..].to_vec();
     if c.argc() >= 3 && c.arg(1).eq_ignore_ascii_case(b"version") {
         let Some(v) = storage::util::string2ll(c.arg(2)) else {
-            return c.add_reply_error("ERR value is not an integer or out of range");
+            return c.add_reply_error(shared::NOT_INTEGER_ERR);
         };
         // Redis prints "%u.0.0" of (unsigned int)ver and looks at the first
         // characters: "5." draws version 5, "6." version 6.
@@ -149,7 +150,7 @@ fn parse_lolwut_args<const N: usize>(
         match storage::util::string2ll(a) {
             Some(n) => v[i] = n,
             None => {
-                c.add_reply_error("ERR value is not an integer or out of range");
+                c.add_reply_error(shared::NOT_INTEGER_ERR);
                 return None;
             }
         }

@@ -39,6 +39,7 @@ use crate::db::{db_delete, lookup_key_read, signal_modified_key};
 use crate::networking::Client;
 use crate::notify::notify_keyspace_event;
 use crate::server::{mstime, Server};
+use crate::shared;
 
 /// MIGRATE_SOCKET_CACHE_ITEMS: at most this many cached target
 /// connections; a new one past it closes one chosen at random.
@@ -348,7 +349,7 @@ pub fn migrate_command(srv: &mut Server, c: &mut Client) {
 fn parse_long(c: &mut Client, i: usize) -> Option<i64> {
     let v = storage::util::string2ll(c.arg(i));
     if v.is_none() {
-        c.add_reply_error("ERR value is not an integer or out of range");
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
     }
     v
 }

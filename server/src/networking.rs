@@ -28,6 +28,7 @@ use crate::config::ClientBufferLimit;
 use crate::log::{server_log, LogLevel};
 use crate::reply_buffer::{DeferredLen, ReplyBuffer};
 use crate::server::{self, Server};
+use crate::shared;
 
 /// PROTO_IOBUF_LEN: Redis reads at most 16 KB per readable event.
 pub const PROTO_IOBUF_LEN: usize = 16 * 1024;
@@ -446,11 +447,11 @@ impl Client {
     }
 
     pub fn add_reply_syntax_error(&mut self) {
-        self.add_reply_error("ERR syntax error");
+        self.add_reply_error(shared::SYNTAX_ERR);
     }
 
     pub fn add_reply_wrongtype(&mut self) {
-        self.add_reply_error("WRONGTYPE Operation against a key holding the wrong kind of value");
+        self.add_reply_error(shared::WRONGTYPE_ERR);
     }
 
     pub fn add_reply_integer(&mut self, i: i64) {
@@ -989,7 +990,11 @@ fn write_to_client_inner(srv: &mut Server, c: &mut Client) -> io::Result<()> {
     };
     // writeToClient's loop: one writev of the static buffer and the first
     // blocks per turn (_writevToClient), until nothing is left, the socket
-    // is full or more than the cap went out.
+    // is full (WouldBlock: the kernel's buffer took all it can; control
+    // flow, not an error) or more than the cap went out. The cap is
+    // fairness: a client that asked for a 1 GB reply must not keep the
+    // single thread writing while everybody else waits; the rest goes out
+    // on later passes.
     while !c.reply.is_empty() {
         match c.reply.write_to(fd) {
             Ok(0) => return Err(io::Error::from(io::ErrorKind::WriteZero)),
@@ -1580,7 +1585,7 @@ pub fn client_unblock_command(srv: &mut Server, c: &mut Client) {
         return;
     }
     let Some(id) = protocol::util::string2ll(c.arg(2)) else {
-        c.add_reply_error("ERR value is not an integer or out of range");
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
         return;
     };
     let with_error = c.argc() == 4 && c.arg(3).eq_ignore_ascii_case(b"error");

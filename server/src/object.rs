@@ -32,6 +32,7 @@ use storage::object::{RObj, StrValue, Value, OBJ_SHARED_INTEGERS, OBJ_SHARED_REF
 
 use crate::networking::Client;
 use crate::server::Server;
+use crate::shared;
 
 /// sizeof(robj): type/encoding/lru bitfields (4) + refcount (4) + ptr (8).
 pub const ROBJ_SIZE: usize = 16;
@@ -278,7 +279,7 @@ pub fn memory_usage_command(srv: &mut Server, c: &mut Client) {
             return c.add_reply_syntax_error();
         }
         let Some(n) = storage::util::string2ll(c.arg(j + 1)) else {
-            return c.add_reply_error("ERR value is not an integer or out of range");
+            return c.add_reply_error(shared::NOT_INTEGER_ERR);
         };
         if n < 0 {
             return c.add_reply_syntax_error();

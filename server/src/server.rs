@@ -540,6 +540,10 @@ pub fn random_hex(len: usize) -> String {
 /// `call()`: lookup, arity, protection checks. Rejections here are replies
 /// (the connection lives on) and count as rejected_calls.
 pub fn process_command(srv: &mut Server, c: &mut Client) {
+    // One clock reading for the whole command (Redis's
+    // server.cmd_time_snapshot): a key's expiry is judged against the same "now"
+    // from the first lookup to the last, so a command never sees a key
+    // alive and then dead.
     srv.cmd_time_snapshot = mstime();
 
     // securityWarningCommand: an HTTP request sent to the Redis port (a

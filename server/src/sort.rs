@@ -47,8 +47,7 @@ use crate::db::{
 use crate::networking::{Client, CLIENT_SCRIPT};
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_LIST};
 use crate::server::Server;
-
-const ERR_NOT_INT: &str = "ERR value is not an integer or out of range";
+use crate::shared;
 const ERR_NOT_DOUBLE: &str = "ERR One or more scores can't be converted into double";
 
 /// redisSortObject: one element and what it sorts by.
@@ -187,7 +186,7 @@ fn parse_sort_options(
             // getLongFromObjectOrReply, offset first.
             let (Some(start), Some(count)) = (string2ll(&c.argv[j + 1]), string2ll(&c.argv[j + 2]))
             else {
-                c.add_reply_error(ERR_NOT_INT);
+                c.add_reply_error(shared::NOT_INTEGER_ERR);
                 return None;
             };
             (o.limit_start, o.limit_count) = (start, count);

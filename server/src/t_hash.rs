@@ -28,6 +28,7 @@ use crate::db::{
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_HASH};
 use crate::server::Server;
+use crate::shared;
 
 /// HRANDFIELD_SUB_STRATEGY_MUL: when the hash holds at most 3 times the
 /// fields asked for, copying it and removing random fields (case 3) is
@@ -184,7 +185,7 @@ pub fn hmset_command(srv: &mut Server, c: &mut Client) {
 // redis: t_hash.c hincrbyCommand
 pub fn hincrby_command(srv: &mut Server, c: &mut Client) {
     let Some(incr) = string2ll(c.arg(3)) else {
-        return c.add_reply_error("ERR value is not an integer or out of range");
+        return c.add_reply_error(shared::NOT_INTEGER_ERR);
     };
     let limits = hash_limits(srv);
     let (key, field) = (c.argv[1].clone(), c.argv[2].clone());
@@ -218,7 +219,7 @@ pub fn hincrby_command(srv: &mut Server, c: &mut Client) {
 // redis: t_hash.c hincrbyfloatCommand
 pub fn hincrbyfloat_command(srv: &mut Server, c: &mut Client) {
     let Some(incr) = string2ld(c.arg(3)) else {
-        return c.add_reply_error("ERR value is not a valid float");
+        return c.add_reply_error(shared::NOT_FLOAT_ERR);
     };
     // An infinite increment is refused before the key is looked at.
     if incr.is_nan_or_inf() {
@@ -422,7 +423,7 @@ pub fn hgetall_command(srv: &mut Server, c: &mut Client) {
 pub fn hscan_command(srv: &mut Server, c: &mut Client) {
     // The cursor is checked before the key is even looked up.
     let Some(cursor) = parse_scan_cursor(c.arg(2)) else {
-        return c.add_reply_error("ERR invalid cursor");
+        return c.add_reply_error(shared::INVALID_CURSOR_ERR);
     };
     let key = c.argv[1].clone();
     match lookup_hash_read(srv, c, &key) {
@@ -438,7 +439,7 @@ pub fn hrandfield_command(srv: &mut Server, c: &mut Client) {
     if c.argc() >= 3 {
         // getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX).
         let Some(l) = string2ll(c.arg(2)) else {
-            return c.add_reply_error("ERR value is not an integer or out of range");
+            return c.add_reply_error(shared::NOT_INTEGER_ERR);
         };
         if l == i64::MIN {
             return c.add_reply_error(

@@ -30,12 +30,7 @@ use crate::db;
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_LIST};
 use crate::server::Server;
-
-const ERR_NOT_INTEGER: &str = "ERR value is not an integer or out of range";
-/// shared.nokeyerr
-const ERR_NO_SUCH_KEY: &str = "ERR no such key";
-/// shared.outofrangeerr
-const ERR_OUT_OF_RANGE: &str = "ERR index out of range";
+use crate::shared;
 
 // ---- shared pieces ----
 
@@ -43,7 +38,7 @@ const ERR_OUT_OF_RANGE: &str = "ERR index out of range";
 fn parse_long_or_reply(c: &mut Client, i: usize) -> Option<i64> {
     let v = string2ll(c.arg(i));
     if v.is_none() {
-        c.add_reply_error(ERR_NOT_INTEGER);
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
     }
     v
 }
@@ -293,14 +288,14 @@ pub fn lset_command(srv: &mut Server, c: &mut Client) {
     let key = c.argv[1].clone();
     let ql = match lookup_list_write(srv, c, &key) {
         Err(()) => return,
-        Ok(None) => return c.add_reply_error(ERR_NO_SUCH_KEY),
+        Ok(None) => return c.add_reply_error(shared::NO_SUCH_KEY_ERR),
         Ok(Some(ql)) => ql,
     };
     let Some(index) = parse_long_or_reply(c, 2) else {
         return;
     };
     if !list_type_replace_at_index(ql, index, c.arg(3)) {
-        return c.add_reply_error(ERR_OUT_OF_RANGE);
+        return c.add_reply_error(shared::OUT_OF_RANGE_ERR);
     }
     c.add_reply_ok();
     db::signal_modified_key(srv, c.db, &key);
@@ -321,7 +316,7 @@ fn pop_generic_command(srv: &mut Server, c: &mut Client, wh: ListWhere) {
     }
     let mut count = 0;
     if hascount {
-        match parse_range_long_or_reply(c, 2, 0, "ERR value is out of range, must be positive") {
+        match parse_range_long_or_reply(c, 2, 0, shared::MUST_BE_POSITIVE_ERR) {
             Some(n) => count = n,
             None => return,
         }

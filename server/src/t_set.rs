@@ -32,6 +32,7 @@ use crate::db::{
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_SET};
 use crate::server::Server;
+use crate::shared;
 
 /// SPOP_MOVE_STRATEGY_MUL: SPOP with a count pops elements one by one while
 /// the elements that stay are more than count/5; past that it is cheaper to
@@ -332,9 +333,8 @@ pub fn spop_command(srv: &mut Server, c: &mut Client) {
 
 /// getPositiveLongFromObjectOrReply with no custom message.
 fn parse_positive_count(arg: &[u8]) -> Result<usize, &'static str> {
-    const ERR: &str = "ERR value is out of range, must be positive";
-    let n = storage::util::string2ll(arg).ok_or(ERR)?;
-    usize::try_from(n).map_err(|_| ERR)
+    let n = storage::util::string2ll(arg).ok_or(shared::MUST_BE_POSITIVE_ERR)?;
+    usize::try_from(n).map_err(|_| shared::MUST_BE_POSITIVE_ERR)
 }
 
 /// spopWithCountCommand: SPOP key count.
@@ -457,7 +457,7 @@ pub fn srandmember_command(srv: &mut Server, c: &mut Client) {
 fn srandmember_with_count_command(srv: &mut Server, c: &mut Client) {
     // getRangeLongFromObjectOrReply(-LONG_MAX, LONG_MAX): -count must fit.
     let l = match storage::util::string2ll(c.arg(2)) {
-        None => return c.add_reply_error("ERR value is not an integer or out of range"),
+        None => return c.add_reply_error(shared::NOT_INTEGER_ERR),
         Some(i64::MIN) => {
             return c.add_reply_error(
                 "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
@@ -807,7 +807,7 @@ fn sunion_diff(sets: &[Option<&SetValue>], op: SetOp, max: usize) -> SetValue {
 pub fn sscan_command(srv: &mut Server, c: &mut Client) {
     // The cursor is checked before the key is even looked up.
     let Some(cursor) = parse_scan_cursor(c.arg(2)) else {
-        return c.add_reply_error("ERR invalid cursor");
+        return c.add_reply_error(shared::INVALID_CURSOR_ERR);
     };
     let key = c.argv[1].clone();
     match lookup_set_read(srv, c, &key) {

@@ -33,6 +33,7 @@ use crate::db::{db_add, lookup_key_read, lookup_key_write, new_object, signal_mo
 use crate::networking::{self, Client, CLIENT_DENY_BLOCKING, CLIENT_SCRIPT};
 use crate::notify::{notify_keyspace_event, NOTIFY_STREAM};
 use crate::server::{self, Server};
+use crate::shared;
 
 /// XREAD_BLOCKED_DEFAULT_COUNT: a reader that blocks without COUNT is
 /// served at most this many entries per key when data arrives, so a low
@@ -152,7 +153,7 @@ fn get_long_long_or_reply(c: &mut Client, i: usize, msg: Option<&str>) -> Option
         None => {
             match msg {
                 Some(m) => c.add_reply_error(&format!("ERR {m}")),
-                None => c.add_reply_error("ERR value is not an integer or out of range"),
+                None => c.add_reply_error(shared::NOT_INTEGER_ERR),
             }
             None
         }
@@ -1070,11 +1071,11 @@ fn parse_xread_args(c: &mut Client, xreadgroup: bool) -> Option<XreadArgs> {
             i += 1;
             // getTimeoutFromObjectOrReply(UNIT_MILLISECONDS).
             let Some(ms) = string2ll(c.arg(i)) else {
-                c.add_reply_error("ERR timeout is not an integer or out of range");
+                c.add_reply_error(shared::TIMEOUT_NOT_INTEGER_ERR);
                 return None;
             };
             if ms < 0 {
-                c.add_reply_error("ERR timeout is negative");
+                c.add_reply_error(shared::TIMEOUT_NEGATIVE_ERR);
                 return None;
             }
             // tval += mstime() (a C long long: it wraps past the range).
@@ -1607,7 +1608,7 @@ pub fn xsetid_command(srv: &mut Server, c: &mut Client) {
     let (key, dbid) = (c.argv[1].clone(), c.db);
     let s = match lookup_stream_write(srv, c, &key) {
         Err(()) => return,
-        Ok(None) => return c.add_reply_error("ERR no such key"),
+        Ok(None) => return c.add_reply_error(shared::NO_SUCH_KEY_ERR),
         Ok(Some(s)) => s,
     };
     if s.length > 0 {
@@ -2200,7 +2201,7 @@ pub fn xinfo_command(srv: &mut Server, c: &mut Client) {
     let key = c.argv[2].clone();
     let s = match lookup_stream_read(srv, c, &key) {
         Err(()) => return,
-        Ok(None) => return c.add_reply_error("ERR no such key"),
+        Ok(None) => return c.add_reply_error(shared::NO_SUCH_KEY_ERR),
         Ok(Some(s)) => s,
     };
     let s: &Stream = s;

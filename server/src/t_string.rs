@@ -28,6 +28,7 @@ use crate::expire::add_reply_error_expire_time;
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_STRING};
 use crate::server::Server;
+use crate::shared;
 
 // Flags of SET / GETEX options (server.h OBJ_*): a plain bit set, as in
 // Redis, so the compatibility rules read as in parseExtendedStringArguments.
@@ -80,8 +81,6 @@ enum SetReply {
     OkOrNull,
     OneOrZero,
 }
-
-const ERR_NOT_INTEGER: &str = "ERR value is not an integer or out of range";
 const ERR_TOO_BIG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 // ---- shared pieces ----
@@ -99,7 +98,7 @@ fn c_str(arg: &[u8]) -> &[u8] {
 fn parse_i64_or_reply(c: &mut Client, arg: &[u8]) -> Option<i64> {
     let v = string2ll(arg);
     if v.is_none() {
-        c.add_reply_error(ERR_NOT_INTEGER);
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
     }
     v
 }
@@ -652,7 +651,7 @@ fn incr_decr_command(srv: &mut Server, c: &mut Client, incr: i64) {
         },
     };
     let Some(old) = old else {
-        c.add_reply_error(ERR_NOT_INTEGER);
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
         return;
     };
     let Some(value) = old.checked_add(incr) else {

@@ -26,9 +26,7 @@ use crate::db::{
 use crate::networking::Client;
 use crate::notify::{notify_keyspace_event, NOTIFY_GENERIC, NOTIFY_ZSET};
 use crate::server::Server;
-
-const ERR_NOT_INT: &str = "ERR value is not an integer or out of range";
-const ERR_NOT_FLOAT: &str = "ERR value is not a valid float";
+use crate::shared;
 const ERR_RANGE_FLOAT: &str = "ERR min or max is not a float";
 const ERR_RANGE_LEX: &str = "ERR min or max not valid string range item";
 
@@ -81,7 +79,7 @@ fn delete_if_empty(srv: &mut Server, dbid: usize, key: &[u8], event: &str) {
 fn parse_long(c: &mut Client, arg: &[u8]) -> Option<i64> {
     let v = string2ll(arg);
     if v.is_none() {
-        c.add_reply_error(ERR_NOT_INT);
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
     }
     v
 }
@@ -203,7 +201,7 @@ fn parse_zadd_args(
     }
     let elements = c.argc() - scoreidx;
     if !elements.is_multiple_of(2) || elements == 0 {
-        return Err("ERR syntax error");
+        return Err(shared::SYNTAX_ERR);
     }
     let elements = elements / 2;
     if flags.nx && flags.xx {
@@ -217,7 +215,7 @@ fn parse_zadd_args(
         return Err("ERR INCR option supports a single increment-element pair");
     }
     let scores = (0..elements)
-        .map(|j| string2d(c.arg(scoreidx + j * 2)).ok_or(ERR_NOT_FLOAT))
+        .map(|j| string2d(c.arg(scoreidx + j * 2)).ok_or(shared::NOT_FLOAT_ERR))
         .collect::<Result<Vec<f64>, _>>()?;
     Ok((flags, ch, scoreidx, scores))
 }
@@ -694,7 +692,7 @@ fn zpop_min_max_command(srv: &mut Server, c: &mut Client, max: bool) {
         // getPositiveLongFromObjectOrReply: one message for both failures.
         match string2ll(c.arg(2)) {
             Some(n) if n >= 0 => count = n,
-            _ => return c.add_reply_error("ERR value is out of range, must be positive"),
+            _ => return c.add_reply_error(shared::MUST_BE_POSITIVE_ERR),
         }
     }
     // RESP3 with an explicit COUNT: nested [member, score] pairs.
@@ -1316,7 +1314,7 @@ fn zset_setop(
 pub fn zscan_command(srv: &mut Server, c: &mut Client) {
     // The cursor is checked before the key is even looked up.
     let Some(cursor) = crate::db::parse_scan_cursor(c.arg(2)) else {
-        return c.add_reply_error("ERR invalid cursor");
+        return c.add_reply_error(shared::INVALID_CURSOR_ERR);
     };
     let key = c.argv[1].clone();
     match zset_read(srv, c, &key) {

@@ -61,6 +61,7 @@ use crate::networking::{
     CLIENT_PENDING_WRITE, CLIENT_PUBSUB, CLIENT_SCRIPT,
 };
 use crate::server::Server;
+use crate::shared;
 
 // Tracking flags (server.h CLIENT_TRACKING*), in `ClientTracking::flags`.
 /// CLIENT_TRACKING: tracking is on for this client.
@@ -915,7 +916,7 @@ pub fn client_tracking_command(srv: &mut Server, c: &mut Client) {
                 return;
             }
             let Some(id) = protocol::util::string2ll(c.arg(j)) else {
-                c.add_reply_error("ERR value is not an integer or out of range");
+                c.add_reply_error(shared::NOT_INTEGER_ERR);
                 return;
             };
             redir = id;

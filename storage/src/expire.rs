@@ -172,6 +172,10 @@ pub fn active_expire_cycle(
     }
 
     let dbnum = host.dbs().len();
+    // Normally a few dbs per call, resuming where the last call stopped
+    // (`current_db`), so 16 dbs share the budget over several calls. After
+    // a call that ran out of time, every db: expired keys are piling up
+    // somewhere, and this call should reach them all.
     let mut dbs_per_call = CRON_DBS_PER_CALL;
     if dbs_per_call > dbnum || state.timelimit_exit {
         dbs_per_call = dbnum;
@@ -212,6 +216,10 @@ pub fn active_expire_cycle(
                 break;
             }
             let now = clock.mstime();
+            // Sample, do not scan: 20 keys (at effort 1) per round says what
+            // share of the db has expired, for a bounded price. Empty buckets
+            // are visited too, so they are capped at 20 per wanted key, or a
+            // sparse table would make one round walk most of it.
             let target = num.min(p.keys_per_loop);
             let max_buckets = target * 20;
             let (round_sampled, round_expired) = expire_round(host, dbid, now, target, max_buckets);
@@ -227,7 +235,10 @@ pub fn active_expire_cycle(
                     break;
                 }
             }
-            // Another round while nothing was sampled or the db looks stale.
+            // Another round while nothing was sampled or the db looks stale:
+            // more than acceptable_stale% of the sample had expired, so
+            // more expired keys are likely waiting. Below it, the memory
+            // they hold is accepted in exchange for the CPU time.
             let again =
                 round_sampled == 0 || round_expired * 100 / round_sampled > p.acceptable_stale;
             if !again {
@@ -244,6 +255,8 @@ pub fn active_expire_cycle(
     } else {
         0.0
     };
+    // A moving average over many cycles: one cycle's sample is small and
+    // noisy, and INFO's expired_stale_perc should not jump about with it.
     state.stale_perc = current_perc * 0.05 + state.stale_perc * 0.95;
     CycleReport {
         ran: true,

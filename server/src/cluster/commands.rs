@@ -22,6 +22,7 @@ use super::{
 };
 use crate::networking::{Client, CLIENT_ASKING, CLIENT_READONLY};
 use crate::server::Server;
+use crate::shared;
 
 /// The reply of every cluster-only command without cluster mode.
 const CLUSTER_DISABLED: &str = "ERR This instance has cluster support disabled";
@@ -301,7 +302,7 @@ fn long_long_or_reply(c: &mut Client, idx: usize) -> Option<i64> {
     match util::string2ll(c.arg(idx)) {
         Some(v) => Some(v),
         None => {
-            c.add_reply_error("ERR value is not an integer or out of range");
+            c.add_reply_error(shared::NOT_INTEGER_ERR);
             None
         }
     }

@@ -31,6 +31,7 @@
 use crate::log::{server_log, LogLevel};
 use crate::networking::{self, Client, PausePurpose, PauseType};
 use crate::server::{mstime, Server};
+use crate::shared;
 
 use super::SlaveState;
 
@@ -86,7 +87,7 @@ pub fn failover_command(srv: &mut Server, c: &mut Client) {
         let a = c.arg(j);
         if a.eq_ignore_ascii_case(b"timeout") && j + 1 < c.argc() && timeout_in_ms == 0 {
             let Some(t) = storage::util::string2ll(c.arg(j + 1)) else {
-                return c.add_reply_error("ERR value is not an integer or out of range");
+                return c.add_reply_error(shared::NOT_INTEGER_ERR);
             };
             if t <= 0 {
                 return c.add_reply_error("ERR FAILOVER timeout must be greater than 0");
@@ -95,7 +96,7 @@ pub fn failover_command(srv: &mut Server, c: &mut Client) {
             j += 2;
         } else if a.eq_ignore_ascii_case(b"to") && j + 2 < c.argc() && target.is_none() {
             let Some(port) = storage::util::string2ll(c.arg(j + 2)) else {
-                return c.add_reply_error("ERR value is not an integer or out of range");
+                return c.add_reply_error(shared::NOT_INTEGER_ERR);
             };
             target = Some((String::from_utf8_lossy(c.arg(j + 1)).into_owned(), port));
             j += 3;

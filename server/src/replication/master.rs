@@ -52,6 +52,7 @@ use crate::networking::{
     CLIENT_PENDING_WRITE, CLIENT_PRE_PSYNC, CLIENT_SLAVE, CLIENT_WRITE_INTEREST,
 };
 use crate::server::{mstime, Server, CONFIG_RUN_ID_SIZE};
+use crate::shared;
 
 use super::{ReplBacklog, SlaveState, SLAVE_CAPA_EOF, SLAVE_CAPA_PSYNC2};
 
@@ -356,7 +357,7 @@ pub fn sync_command(srv: &mut Server, c: &mut Client) {
     );
     if c.arg(0).eq_ignore_ascii_case(b"psync") {
         let Some(psync_offset) = storage::util::string2ll(c.arg(2)) else {
-            c.add_reply_error("ERR value is not an integer or out of range");
+            c.add_reply_error(shared::NOT_INTEGER_ERR);
             server_log(
                 LogLevel::Warning,
                 &format!(
@@ -982,7 +983,7 @@ pub fn replconf_command(srv: &mut Server, c: &mut Client) {
             b"listening-port" => match storage::util::string2ll(&val) {
                 Some(port) => c.repl.slave_listening_port = port as u16,
                 None => {
-                    c.add_reply_error("ERR value is not an integer or out of range");
+                    c.add_reply_error(shared::NOT_INTEGER_ERR);
                     return;
                 }
             },
@@ -1060,7 +1061,7 @@ pub fn replconf_command(srv: &mut Server, c: &mut Client) {
                     return;
                 }
                 None => {
-                    c.add_reply_error("ERR value is not an integer or out of range");
+                    c.add_reply_error(shared::NOT_INTEGER_ERR);
                     return;
                 }
             },
@@ -1098,15 +1099,15 @@ pub fn wait_command(srv: &mut Server, c: &mut Client) {
         return;
     }
     let Some(numreplicas) = storage::util::string2ll(c.arg(1)) else {
-        c.add_reply_error("ERR value is not an integer or out of range");
+        c.add_reply_error(shared::NOT_INTEGER_ERR);
         return;
     };
     let Some(tout) = storage::util::string2ll(c.arg(2)) else {
-        c.add_reply_error("ERR timeout is not an integer or out of range");
+        c.add_reply_error(shared::TIMEOUT_NOT_INTEGER_ERR);
         return;
     };
     if tout < 0 {
-        c.add_reply_error("ERR timeout is negative");
+        c.add_reply_error(shared::TIMEOUT_NEGATIVE_ERR);
         return;
     }
     let timeout = if tout > 0 {
