@@ -1991,7 +1991,12 @@ pub fn resume_postponed_clients(srv: &mut Server) {
             continue;
         };
         unpostpone_client(srv, &mut c);
-        server::process_command(srv, &mut c);
+        if c.has_flag(CLIENT_MASTER) {
+            // Our master's command: applied and counted in the offset.
+            crate::replication::replica::process_master_command(srv, &mut c);
+        } else {
+            server::process_command(srv, &mut c);
+        }
         if !c.has_flag(CLIENT_POSTPONED) {
             c.argv.clear();
             process_input_buffer(srv, &mut c);
