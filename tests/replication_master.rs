@@ -755,3 +755,24 @@ fn a_disk_bgsave_nobody_waits_for_is_killed_unless_save_points_want_it() {
     let one = Some("1".to_string());
     assert_eq!(ours, vec![one.clone(), one.clone(), one]);
 }
+
+/// A replica's link carries the stream only: a command that replies (PING
+/// after SYNC) closes it with Redis's log line, and no reply goes out.
+#[test]
+fn a_replica_whose_command_replies_is_disconnected_with_redis_log_line() {
+    let run = |p: &Process| {
+        let mut s = TcpStream::connect(("127.0.0.1", p.port)).unwrap();
+        s.write_all(b"SYNC\r\nPING\r\n").unwrap();
+        wait_for("the log line", || {
+            std::fs::read_to_string(&p.log)
+                .unwrap_or_default()
+                .contains("Replica generated a reply to command 'ping', disconnecting it: ")
+        });
+        // The link closes; whatever came is the RDB transfer, not +PONG.
+        s.set_read_timeout(Some(POLL_BOUND)).unwrap();
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        text(&got).contains("+PONG")
+    };
+    assert!(!common::run_on_both(run));
+}

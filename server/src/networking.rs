@@ -723,7 +723,14 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
                     // The replication stream (replication/replica.rs).
                     crate::replication::replica::process_master_command(srv, c);
                 } else {
+                    // A replica's link carries our stream, never replies.
+                    let replica = c.has_flag(CLIENT_SLAVE) && !c.has_flag(CLIENT_MONITOR);
+                    let mark = c.reply.len();
                     process_command_maybe_silenced(srv, c);
+                    if replica && c.reply.len() > mark {
+                        replica_generated_reply(srv, c, mark);
+                        break;
+                    }
                     // processCommandAndResetClient: the reply may have
                     // grown the output buffer (client eviction).
                     crate::client_eviction::update_client_mem_usage(srv, c);
@@ -781,6 +788,25 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) {
             }
         }
     }
+}
+
+/// A replica sent a command that replied (a rogue replica, or a client
+/// that sent SYNC and then commands): the reply would corrupt the stream,
+/// so it is dropped and the replica closed (_addReplyToBufferOrList's
+/// logInvalidUseAndFreeClientAsync).
+fn replica_generated_reply(srv: &mut Server, c: &mut Client, mark: usize) {
+    c.reply.truncate(mark);
+    let info = client_info_string(c);
+    server_log(
+        LogLevel::Warning,
+        &format!(
+            "Replica generated a reply to command '{}', disconnecting it: {}",
+            c.last_cmd,
+            String::from_utf8_lossy(&info)
+        ),
+    );
+    c.flags |= CLIENT_CLOSE_ASAP;
+    srv.clients_to_close.push(c.token);
 }
 
 /// process_command, with CLIENT REPLY OFF/SKIP applied: Redis's
