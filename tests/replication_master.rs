@@ -702,3 +702,77 @@ fn replconf_and_psync_errors_read_as_redis() {
     let ours = common::run_on_both(run);
     assert_eq!(ours[4], "-ERR Unrecognized REPLCONF option: bogus\r\n");
 }
+
+/// A disk BGSAVE started for replicas is killed once the last replica
+/// waiting for it is gone, but not while another waits, nor when save
+/// points make the file worth finishing (freeClient's killRDBChild), as
+/// a real Redis master does.
+#[test]
+fn a_disk_bgsave_nobody_waits_for_is_killed_unless_save_points_want_it() {
+    let run = |p: &Process| {
+        let mut c = p.connect();
+        for i in 0..10 {
+            c.must(&["SET", &i.to_string(), "v"]);
+        }
+        c.must(&["CONFIG", "SET", "repl-diskless-sync", "no"]);
+        // 1s per key: the child outlives the test's steps.
+        c.must(&["CONFIG", "SET", "rdb-key-save-delay", "1000000"]);
+        let mut seen = Vec::new();
+        for save in ["", "900 1"] {
+            c.must(&["CONFIG", "SET", "save", save]);
+            let sync = || {
+                let mut s = TcpStream::connect(("127.0.0.1", p.port)).unwrap();
+                s.write_all(b"SYNC\r\n").unwrap();
+                s
+            };
+            let (a, b) = (sync(), sync());
+            wait_for("the BGSAVE for both replicas", || {
+                let info = text(&c.must(&["INFO", "replication"]));
+                info_field(&mut c, "persistence", "rdb_bgsave_in_progress").as_deref() == Some("1")
+                    && info.matches("state=wait_bgsave").count() == 2
+            });
+            drop(a);
+            wait_for("one replica gone", || {
+                info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("1")
+            });
+            seen.push(info_field(&mut c, "persistence", "rdb_bgsave_in_progress"));
+            drop(b);
+            wait_for("both replicas gone", || {
+                info_field(&mut c, "replication", "connected_slaves").as_deref() == Some("0")
+            });
+            if save.is_empty() {
+                wait_for("the child killed", || {
+                    info_field(&mut c, "persistence", "rdb_bgsave_in_progress").as_deref()
+                        == Some("0")
+                });
+            } else {
+                seen.push(info_field(&mut c, "persistence", "rdb_bgsave_in_progress"));
+            }
+        }
+        seen
+    };
+    let ours = common::run_on_both(run);
+    let one = Some("1".to_string());
+    assert_eq!(ours, vec![one.clone(), one.clone(), one]);
+}
+
+/// A replica's link carries the stream only: a command that replies (PING
+/// after SYNC) closes it with Redis's log line, and no reply goes out.
+#[test]
+fn a_replica_whose_command_replies_is_disconnected_with_redis_log_line() {
+    let run = |p: &Process| {
+        let mut s = TcpStream::connect(("127.0.0.1", p.port)).unwrap();
+        s.write_all(b"SYNC\r\nPING\r\n").unwrap();
+        wait_for("the log line", || {
+            std::fs::read_to_string(&p.log)
+                .unwrap_or_default()
+                .contains("Replica generated a reply to command 'ping', disconnecting it: ")
+        });
+        // The link closes; whatever came is the RDB transfer, not +PONG.
+        s.set_read_timeout(Some(POLL_BOUND)).unwrap();
+        let mut got = Vec::new();
+        let _ = s.read_to_end(&mut got);
+        text(&got).contains("+PONG")
+    };
+    assert!(!common::run_on_both(run));
+}

@@ -504,3 +504,84 @@ fn repl_timeout_drops_a_silent_master_in_transfer_and_when_linked() {
     assert_eq!(c.must(&["GET", "from-rdb"]), b"$1\r\n1\r\n");
     assert_eq!(c.must(&["REPLICAOF", "NO", "ONE"]), b"+OK\r\n");
 }
+
+/// A paused replica parks its master's writes (CLIENT PAUSE WRITE): the
+/// key does not appear and the offset stays until the pause ends, on
+/// redis-lite as on a real redis-server replica.
+#[test]
+fn a_paused_replica_parks_the_master_stream_until_unpause() {
+    let Some(master) = real_master(true) else {
+        return common::skipped("redis-server not installed");
+    };
+    let port = master.port.to_string();
+    let run = |replica: &Process| {
+        let mut m = master.connect();
+        // The master serves both runs: each starts from nothing.
+        m.must(&["FLUSHALL"]);
+        let mut r = replica.connect();
+        r.must(&["REPLICAOF", "127.0.0.1", &port]);
+        wait_link_up(replica);
+        m.must(&["SET", "before", "1"]);
+        wait_until("the first write on the replica", || {
+            r.must(&["GET", "before"]) == b"$1\r\n1\r\n"
+        });
+        let offset = info_field(&mut r, "replication", "slave_repl_offset");
+        r.must(&["CLIENT", "PAUSE", "100000", "WRITE"]);
+        m.must(&["SET", "paused", "1"]);
+        // The stream arrives (read offset grows) but is not applied.
+        wait_until("the write read by the replica", || {
+            info_field(&mut r, "replication", "slave_read_repl_offset") != offset
+        });
+        let during = (
+            r.must(&["GET", "paused"]),
+            info_field(&mut r, "replication", "slave_repl_offset") == offset,
+        );
+        r.must(&["CLIENT", "UNPAUSE"]);
+        wait_until("the parked write applied", || {
+            r.must(&["GET", "paused"]) == b"$1\r\n1\r\n"
+        });
+        r.must(&["REPLICAOF", "NO", "ONE"]);
+        during
+    };
+    let lite = Server::start();
+    let ours = run(&lite);
+    assert_eq!(ours, (b"$-1\r\n".to_vec(), true));
+    if let Some(real) = RealRedis::start() {
+        assert_eq!(run(&real), ours, "redis-lite vs redis-server");
+    }
+}
+
+/// REPLICAOF turns away the clients blocked while we were a master:
+/// Redis's -UNBLOCKED error, then the connection closes.
+#[test]
+fn replicaof_unblocks_blocked_clients_with_redis_error() {
+    let Some(master) = real_master(true) else {
+        return common::skipped("redis-server not installed");
+    };
+    let port = master.port.to_string();
+    let run = |p: &Process| {
+        let mut blocked = p.connect();
+        blocked.send_cmd(&["BLPOP", "nolist", "0"]).unwrap();
+        let mut c = p.connect();
+        wait_until("the client blocked", || {
+            info_field(&mut c, "clients", "blocked_clients") == "1"
+        });
+        c.must(&["REPLICAOF", "127.0.0.1", &port]);
+        let reply = text(&blocked.read_reply().unwrap());
+        let closed = blocked.closed_within(std::time::Duration::from_secs(10));
+        let stats = info(&mut c, "errorstats");
+        c.must(&["REPLICAOF", "NO", "ONE"]);
+        (
+            reply,
+            closed,
+            stats.contains("errorstat_UNBLOCKED:count=1"),
+            info_field(&mut c, "clients", "blocked_clients"),
+        )
+    };
+    let ours = common::run_on_both(run);
+    assert_eq!(
+        ours.0,
+        "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n"
+    );
+    assert!(ours.1 && ours.2);
+}

@@ -383,6 +383,35 @@ pub fn nearest_block_timeout(srv: &Server) -> Option<i64> {
         .map(|(&(deadline, _), _)| deadline)
 }
 
+/// disconnectAllBlockedClients: an instance that becomes a replica
+/// cannot serve the clients blocked on its keys (or in WAIT) any more: each
+/// gets Redis's -UNBLOCKED error and is closed once it is written. Clients
+/// parked by CLIENT PAUSE stay: their command runs from scratch later.
+// redis: blocked.c disconnectAllBlockedClients
+pub fn disconnect_all_blocked_clients(srv: &mut Server) {
+    let mut blocked: Vec<(u64, mio::Token)> = srv
+        .clients
+        .values()
+        .filter(|c| c.has_flag(CLIENT_BLOCKED))
+        .map(|c| (c.id, c.token))
+        .collect();
+    // server.clients is in connection order.
+    blocked.sort_unstable();
+    for (_, token) in blocked {
+        let Some(mut c) = srv.clients.remove(&token) else {
+            continue;
+        };
+        c.add_reply_error(
+            "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+        );
+        srv.note_errors(&mut c);
+        unblock_client(srv, &mut c);
+        c.flags |= networking::CLIENT_CLOSE_AFTER_REPLY;
+        srv.unblocked_clients.push(c.token);
+        networking::put_back_client(srv, c);
+    }
+}
+
 /// CLIENT UNBLOCK's action on a parked client: TIMEOUT replies as if the
 /// time were up, ERROR with Redis's -UNBLOCKED error.
 pub fn unblock_client_from_command(srv: &mut Server, c: &mut Client, with_error: bool) {

@@ -832,7 +832,14 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) -> Option<usize>
                     // The replication stream (replication/replica.rs).
                     crate::replication::replica::process_master_command(srv, c);
                 } else {
+                    // A replica's link carries our stream, never replies.
+                    let replica = c.has_flag(CLIENT_SLAVE) && !c.has_flag(CLIENT_MONITOR);
+                    let mark = c.reply.len();
                     process_command_maybe_silenced(srv, c);
+                    if replica && c.reply.len() > mark {
+                        replica_generated_reply(srv, c, mark);
+                        break;
+                    }
                     // processCommandAndResetClient: the reply may have
                     // grown the output buffer (client eviction).
                     crate::client_eviction::update_client_mem_usage(srv, c);
@@ -891,6 +898,25 @@ fn process_commands_in_buffer(srv: &mut Server, c: &mut Client) -> Option<usize>
         }
     }
     fat_arg
+}
+
+/// A replica sent a command that replied (a rogue replica, or a client
+/// that sent SYNC and then commands): the reply would corrupt the stream,
+/// so it is dropped and the replica closed (_addReplyToBufferOrList's
+/// logInvalidUseAndFreeClientAsync).
+fn replica_generated_reply(srv: &mut Server, c: &mut Client, mark: usize) {
+    c.reply.truncate(mark);
+    let info = client_info_string(c);
+    server_log(
+        LogLevel::Warning,
+        &format!(
+            "Replica generated a reply to command '{}', disconnecting it: {}",
+            c.last_cmd,
+            String::from_utf8_lossy(&info)
+        ),
+    );
+    c.flags |= CLIENT_CLOSE_ASAP;
+    srv.clients_to_close.push(c.token);
 }
 
 /// process_command, with CLIENT REPLY OFF/SKIP applied: Redis's
@@ -2111,7 +2137,12 @@ pub fn resume_postponed_clients(srv: &mut Server) {
             continue;
         };
         unpostpone_client(srv, &mut c);
-        server::process_command(srv, &mut c);
+        if c.has_flag(CLIENT_MASTER) {
+            // Our master's command: applied and counted in the offset.
+            crate::replication::replica::process_master_command(srv, &mut c);
+        } else {
+            server::process_command(srv, &mut c);
+        }
         if !c.has_flag(CLIENT_POSTPONED) {
             c.argv.clear();
             process_input_buffer(srv, &mut c);

@@ -824,10 +824,9 @@ pub fn process_command(srv: &mut Server, c: &mut Client) {
     }
 
     // CLIENT PAUSE: park the client until the pause ends. Replicas are
-    // exempt (their ACKs must get through); our master's stream is not
-    // held back either (Redis 7.0 would postpone it too; its replies and
-    // offsets would then need the blocked-client path).
-    if !c.has_flag(networking::CLIENT_SLAVE | networking::CLIENT_MASTER)
+    // exempt (their ACKs must get through); our master's stream is parked
+    // too, its offset waiting with it (replica.rs process_master_command).
+    if !c.has_flag(networking::CLIENT_SLAVE)
         && networking::check_client_pause_timeout_and_return_if_paused(srv)
         && networking::command_is_paused(srv, get_command_flags(srv, c, id))
     {

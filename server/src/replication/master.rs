@@ -944,6 +944,17 @@ pub fn free_slave(srv: &mut Server, c: &mut Client) {
             replication_get_slave_name(c)
         ),
     );
+    // The last replica waiting for a disk BGSAVE is gone: the child need
+    // not go on (less memory, and the next full sync can fork at once),
+    // unless save points make the file worth having anyway.
+    if srv.config.save_params.is_empty()
+        && c.repl.replstate == SlaveState::WaitBgsaveEnd
+        && srv.rdb.has_active_child()
+        && !srv.repl.msrv.rdb_child_socket
+        && !any_other_slave_wait_rdb(srv, c.token)
+    {
+        crate::rdb::kill_rdb_child(srv);
+    }
     c.repl.repldb = None;
     srv.repl.slaves.retain(|t| *t != c.token);
     rdb_pipe_conn_removed(srv, c.token);
@@ -951,6 +962,19 @@ pub fn free_slave(srv: &mut Server, c: &mut Client) {
         srv.repl.repl_no_slaves_since = unixtime();
     }
     refresh_good_slaves_count(srv, None);
+}
+
+/// anyOtherSlaveWaitRdb: does a replica other than `except` wait for the
+/// BGSAVE in progress?
+// redis: networking.c anyOtherSlaveWaitRdb
+fn any_other_slave_wait_rdb(srv: &Server, except: Token) -> bool {
+    srv.repl.slaves.iter().any(|t| {
+        *t != except
+            && srv
+                .clients
+                .get(t)
+                .is_some_and(|s| s.repl.replstate == SlaveState::WaitBgsaveEnd)
+    })
 }
 
 /// disconnectSlaves: close every replica (a replica of ours that got a new

@@ -58,7 +58,7 @@ use crate::config::Value;
 use crate::log::{server_log, LogLevel};
 use crate::networking::{
     self, Client, CLIENT_MASTER, CLIENT_MULTI, CLIENT_PENDING_READ, CLIENT_PENDING_WRITE,
-    CLIENT_SLAVE,
+    CLIENT_POSTPONED, CLIENT_SLAVE,
 };
 use crate::server::{self, Server, CONFIG_RUN_ID_SIZE};
 
@@ -290,6 +290,8 @@ pub fn replication_set_master(srv: &mut Server, host: &str, port: u16) {
     if let Some(t) = srv.repl.master {
         networking::free_client(srv, t);
     }
+    // Clients blocked while we were a master.
+    crate::blocked::disconnect_all_blocked_clients(srv);
     srv.repl.masterhost = Some(host.to_string());
     srv.repl.masterport = port;
     srv.config
@@ -1651,6 +1653,7 @@ pub fn process_master_command(srv: &mut Server, c: &mut Client) {
     // Everything parsed so far is complete commands: the offset after this one.
     let end_off = c.repl.read_reploff - c.querybuf.len() as i64;
     let args: Vec<&[u8]> = c.argv.iter().map(|a| &a[..]).collect();
+    let pending_before = srv.repl.replica.pending_stream.len();
     srv.repl
         .replica
         .pending_stream
@@ -1666,6 +1669,13 @@ pub fn process_master_command(srv: &mut Server, c: &mut Client) {
         srv.repl.replica.executing_master = true;
         server::process_command(srv, c);
         srv.repl.replica.executing_master = false;
+        if c.has_flag(CLIENT_POSTPONED) {
+            // CLIENT PAUSE parked the command: nothing applied, the offset
+            // stays; it runs from scratch when the pause ends
+            // (networking::resume_postponed_clients).
+            srv.repl.replica.pending_stream.truncate(pending_before);
+            return;
+        }
         if c.reply.byte_at(mark) == Some(b'-') {
             show_latest_backlog(srv);
         }
