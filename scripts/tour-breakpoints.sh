@@ -92,16 +92,21 @@ check() {
   before=$(hits "$name")
   lines_before=$(wc -l <"$OUT")
   "$@" >/dev/null
-  sleep 1
-  local after
-  after=$(hits "$name")
-  if [ "$after" -gt "$before" ] &&
-    { [ -z "$frame" ] || tail -n +"$lines_before" "$OUT" | grep -q "$frame"; }; then
-    echo "ok    $name <- $path"
-  else
-    echo "MISS  $name <- $path"
-    fail=1
-  fi
+  # gdb prints each stop a moment after it happens (slower on a loaded
+  # machine, with active_expire_cycle stopping ten times a second): wait up
+  # to 15 s for the new stop and its frame rather than a fixed time.
+  local after tries
+  for tries in $(seq 30); do
+    sleep 0.5
+    after=$(hits "$name")
+    if [ "$after" -gt "$before" ] &&
+      { [ -z "$frame" ] || tail -n +"$lines_before" "$OUT" | grep -q "$frame"; }; then
+      echo "ok    $name <- $path"
+      return
+    fi
+  done
+  echo "MISS  $name <- $path"
+  fail=1
 }
 
 drive() { for cmd in "$@"; do eval "$CLI $cmd"; done; }
