@@ -683,7 +683,14 @@ fn no_rehash_while_a_child_exists_and_a_killed_child_is_reaped() {
         .trim()
         .parse()
         .unwrap();
-    assert!(dir_of(&lite).join(format!("temp-{pid}.rdb")).exists());
+    // The child opens its temp file a moment after the fork (later on a
+    // loaded machine): wait for it rather than race it.
+    let temp = dir_of(&lite).join(format!("temp-{pid}.rdb"));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !temp.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(temp.exists(), "the child's {temp:?}");
     // SAFETY: killing the BGSAVE child of the server this test started.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     wait_bgsave_done(&mut c);
