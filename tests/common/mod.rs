@@ -93,10 +93,20 @@ pub fn skipped(why: &str) {
 }
 
 /// A port that was free a moment ago: bind 127.0.0.1:0, read the port, close.
-/// (A race with another process is possible but rare; `start` retries.)
+/// A port is handed out once per test process, so two tests running in
+/// parallel never get the same one; a race with another process is still
+/// possible but rare, and `start` notices it and retries.
 pub fn free_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    l.local_addr().expect("local_addr").port()
+    static HANDED_OUT: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    loop {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let port = l.local_addr().expect("local_addr").port();
+        let mut handed = HANDED_OUT.lock().unwrap_or_else(|e| e.into_inner());
+        if !handed.contains(&port) {
+            handed.push(port);
+            return port;
+        }
+    }
 }
 
 /// A fresh temp file path, unique per process and call.
@@ -200,7 +210,7 @@ impl Process {
                 c.set_timeout(Duration::from_secs(2));
                 if let Ok(r) = c.cmd(&["PING"]) {
                     if r == b"+PONG\r\n" || (loading && r.starts_with(b"-LOADING ")) {
-                        return Ok(());
+                        return self.check_answering_process(&mut c);
                     }
                     // Still loading its dataset (served between chunks):
                     // not up yet, ask again.
@@ -216,6 +226,30 @@ impl Process {
                 ));
             }
             std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// The server that answered PING on our port must be this process:
+    /// free_port's port can be handed to two tests at once, and then the
+    /// loser's PING reaches the winner's server before the loser's process
+    /// has failed to bind and exited (a test once ran against another
+    /// test's data that way). INFO's process_id tells them apart; Err makes
+    /// spawn_ready start over on a new port.
+    fn check_answering_process(&mut self, c: &mut Conn) -> Result<(), String> {
+        let reply = c.cmd(&["INFO", "server"]).map_err(|e| e.to_string())?;
+        let text = String::from_utf8_lossy(&reply);
+        let pid = text
+            .lines()
+            .find_map(|l| l.strip_prefix("process_id:"))
+            .and_then(|v| v.trim().parse::<u32>().ok());
+        match pid {
+            Some(pid) if pid != self.child.id() => Err(format!(
+                "port {} is answered by process {pid}, not by {} (pid {})",
+                self.port,
+                self.name,
+                self.child.id()
+            )),
+            _ => Ok(()),
         }
     }
 
