@@ -13,7 +13,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 
 use common::replication::*;
@@ -254,51 +253,6 @@ fn a_sync_of_the_same_history_async_loads_and_serves_the_old_data() {
     assert_eq!(fcall_test(&mut r), b"$6\r\nhello2\r\n");
 }
 
-/// One command from the replica, read as a master would (multibulk).
-fn read_command(r: &mut BufReader<std::net::TcpStream>) -> Option<Vec<String>> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let n: usize = line.trim().strip_prefix('*')?.parse().ok()?;
-    let mut args = Vec::new();
-    for _ in 0..n {
-        line.clear();
-        r.read_line(&mut line).ok()?;
-        let len: usize = line.trim().strip_prefix('$')?.parse().ok()?;
-        let mut buf = vec![0u8; len + 2];
-        r.read_exact(&mut buf).ok()?;
-        buf.truncate(len);
-        args.push(text(&buf));
-    }
-    Some(args)
-}
-
-/// A fake master for one replica: the handshake, then `payload` after
-/// +FULLRESYNC; it keeps the link until the replica closes it.
-fn fake_master(listener: TcpListener, payload: Vec<u8>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let Ok((stream, _)) = listener.accept() else {
-            return;
-        };
-        let mut w = stream.try_clone().unwrap();
-        let mut r = BufReader::new(stream);
-        while let Some(cmd) = read_command(&mut r) {
-            match cmd[0].to_ascii_uppercase().as_str() {
-                "PING" => w.write_all(b"+PONG\r\n").unwrap(),
-                "PSYNC" => {
-                    let id = "c".repeat(40);
-                    w.write_all(format!("+FULLRESYNC {id} 0\r\n").as_bytes())
-                        .unwrap();
-                    let _ = w.write_all(&payload);
-                    return;
-                }
-                _ => w.write_all(b"+OK\r\n").unwrap(),
-            }
-        }
-    })
-}
-
 /// A real RDB (from a real redis-server) holding a few keys.
 fn real_rdb() -> Option<Vec<u8>> {
     let real = RealRedis::start()?;
@@ -316,7 +270,7 @@ fn real_rdb() -> Option<Vec<u8>> {
 fn replica_after(start: impl Fn() -> Option<Process>, payload: &[u8]) -> Option<(bool, String)> {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
-    let fake = fake_master(listener, payload.to_vec());
+    let fake = fake_master(listener, vec![payload.to_vec()]);
     let mut p = start()?;
     let mut c = p.connect();
     c.must(&["SET", "old", "data"]);

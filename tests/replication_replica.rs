@@ -11,7 +11,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpListener;
 
 use common::replication::*;
@@ -288,54 +288,6 @@ fn unreachable_master_retries_with_redis_log_lines() {
         assert_eq!(rc.cmd(&["GET", "k"]).unwrap(), stale);
         assert_eq!(info_names(&mut c), info_names(&mut rc));
     }
-}
-
-/// One command from the replica, read as a master would (multibulk).
-fn read_command(r: &mut BufReader<std::net::TcpStream>) -> Option<Vec<String>> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let n: usize = line.trim().strip_prefix('*')?.parse().ok()?;
-    let mut args = Vec::new();
-    for _ in 0..n {
-        line.clear();
-        r.read_line(&mut line).ok()?;
-        let len: usize = line.trim().strip_prefix('$')?.parse().ok()?;
-        let mut buf = vec![0u8; len + 2];
-        r.read_exact(&mut buf).ok()?;
-        buf.truncate(len);
-        args.push(text(&buf));
-    }
-    Some(args)
-}
-
-/// A fake master: answers the handshake, then sends `payload` after
-/// +FULLRESYNC and closes, once per script.
-fn fake_master(listener: TcpListener, scripts: Vec<Vec<u8>>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        for payload in scripts {
-            let Ok((stream, _)) = listener.accept() else {
-                return;
-            };
-            let mut w = stream.try_clone().unwrap();
-            let mut r = BufReader::new(stream);
-            while let Some(cmd) = read_command(&mut r) {
-                match cmd[0].to_ascii_uppercase().as_str() {
-                    "PING" => w.write_all(b"+PONG\r\n").unwrap(),
-                    "PSYNC" => {
-                        let id = "f".repeat(40);
-                        w.write_all(format!("+FULLRESYNC {id} 0\r\n").as_bytes())
-                            .unwrap();
-                        let _ = w.write_all(&payload);
-                        break;
-                    }
-                    _ => w.write_all(b"+OK\r\n").unwrap(),
-                }
-            }
-            // Closing ends this transfer.
-        }
-    })
 }
 
 #[test]

@@ -1,7 +1,11 @@
 //! Helpers shared by the replication tests (replication_replica.rs,
-//! replication_pair.rs): INFO fields, DEBUG DIGEST, waiting for a link and
-//! for equal digests, and the write workload of every type both replay.
+//! replication_pair.rs, replication_diskless_load.rs ...): INFO fields,
+//! DEBUG DIGEST, waiting for a link and for equal digests, the write
+//! workload of every type both replay, and a fake master that reads the
+//! replica's handshake and sends a scripted payload.
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
 use super::{Conn, Process};
@@ -152,4 +156,53 @@ pub fn workload(c: &mut Conn, tag: &str) {
     let big = "v".repeat(5000);
     c.must(&["SET", &k("big"), &big]);
     c.must(&["HSET", &k("bighash"), "f", &big]);
+}
+
+/// One command from the replica, read as a master would (multibulk).
+pub fn read_command(r: &mut BufReader<std::net::TcpStream>) -> Option<Vec<String>> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let n: usize = line.trim().strip_prefix('*')?.parse().ok()?;
+    let mut args = Vec::new();
+    for _ in 0..n {
+        line.clear();
+        r.read_line(&mut line).ok()?;
+        let len: usize = line.trim().strip_prefix('$')?.parse().ok()?;
+        let mut buf = vec![0u8; len + 2];
+        r.read_exact(&mut buf).ok()?;
+        buf.truncate(len);
+        args.push(text(&buf));
+    }
+    Some(args)
+}
+
+/// A fake master for the failure cases: for each payload in `scripts` it
+/// accepts one link from the replica, answers the handshake, sends the
+/// payload after +FULLRESYNC and closes the link.
+pub fn fake_master(listener: TcpListener, scripts: Vec<Vec<u8>>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for payload in scripts {
+            let Ok((stream, _)) = listener.accept() else {
+                return;
+            };
+            let mut w = stream.try_clone().unwrap();
+            let mut r = BufReader::new(stream);
+            while let Some(cmd) = read_command(&mut r) {
+                match cmd[0].to_ascii_uppercase().as_str() {
+                    "PING" => w.write_all(b"+PONG\r\n").unwrap(),
+                    "PSYNC" => {
+                        let id = "f".repeat(40);
+                        w.write_all(format!("+FULLRESYNC {id} 0\r\n").as_bytes())
+                            .unwrap();
+                        let _ = w.write_all(&payload);
+                        break;
+                    }
+                    _ => w.write_all(b"+OK\r\n").unwrap(),
+                }
+            }
+            // Closing ends this transfer.
+        }
+    })
 }
