@@ -15,47 +15,8 @@ use std::net::TcpStream;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{free_port, require_tool, skipped, Conn, Process, RealRedis, Server};
-
-/// One node: its process and its bus port (given with --cluster-port, as a
-/// free client port + 10000 may not fit in 16 bits).
-struct Node {
-    p: Process,
-    bus: u16,
-}
-
-fn start_node(real: bool, extra: &[&str]) -> Option<Node> {
-    let bus = free_port().to_string();
-    let mut args = vec![
-        "--cluster-enabled",
-        "yes",
-        "--cluster-port",
-        bus.as_str(),
-        "--cluster-node-timeout",
-        "5000",
-    ];
-    args.extend_from_slice(extra);
-    let p = if real {
-        RealRedis::start_with(&args)?
-    } else {
-        Server::start_with(&args)
-    };
-    Some(Node {
-        p,
-        bus: bus.parse().unwrap(),
-    })
-}
-
-fn text(reply: &[u8]) -> String {
-    String::from_utf8_lossy(reply).into_owned()
-}
-
-/// The payload of a bulk reply (`$N\r\n...\r\n`), as text.
-fn bulk_text(reply: &[u8]) -> String {
-    let s = text(reply);
-    let body = s.split_once("\r\n").map_or("", |(_, b)| b);
-    body.strip_suffix("\r\n").unwrap_or(body).to_string()
-}
+use common::cluster::{bulk_text, start_node, text, Node};
+use common::{require_tool, skipped, Conn, RealRedis, Server};
 
 /// `redis-cli --cluster create` over the nodes; its output.
 fn cluster_create(cli: &std::path::Path, nodes: &[Node]) -> String {
@@ -92,7 +53,7 @@ fn wait_cluster_ok(nodes: &[Node]) {
 fn three_node_cluster(cli: &std::path::Path, real: bool) -> Option<Vec<Node>> {
     let mut nodes = Vec::new();
     for _ in 0..3 {
-        nodes.push(start_node(real, &[])?);
+        nodes.push(start_node(real, None, None)?);
     }
     let out = cluster_create(cli, &nodes);
     assert!(out.contains("[OK] All 16384 slots covered."), "{out}");
@@ -358,11 +319,10 @@ fn nodes_conf_is_reloaded_after_restart() {
     let Some(cli) = require_tool("redis-cli") else {
         return;
     };
-    let conf = common::temp_path("nodes").with_extension("conf");
-    let conf_s = conf.to_str().unwrap().to_string();
-    let mut nodes = vec![start_node(false, &["--cluster-config-file", &conf_s]).unwrap()];
-    nodes.push(start_node(false, &[]).unwrap());
-    nodes.push(start_node(false, &[]).unwrap());
+    let mut nodes: Vec<Node> = (0..3)
+        .map(|_| start_node(false, None, None).unwrap())
+        .collect();
+    let conf = nodes[0].conf.clone();
     cluster_create(&cli, &nodes);
     wait_cluster_ok(&nodes);
     let mut c = nodes[0].p.connect();
@@ -374,17 +334,10 @@ fn nodes_conf_is_reloaded_after_restart() {
         "{file}"
     );
     drop(c);
-    let bus = nodes[0].bus.to_string();
+    let bus = nodes[0].bus;
     nodes.remove(0);
     // Same file, same bus port: the node comes back as itself.
-    let p = Server::start_with(&[
-        "--cluster-enabled",
-        "yes",
-        "--cluster-port",
-        &bus,
-        "--cluster-config-file",
-        &conf_s,
-    ]);
+    let p = start_node(false, Some(&conf), Some(bus)).unwrap().p;
     let mut c = p.connect();
     assert_eq!(c.must(&["CLUSTER", "MYID"]), myid);
     let after = bulk_text(&c.must(&["CLUSTER", "NODES"]));
@@ -405,7 +358,7 @@ fn nodes_conf_is_reloaded_after_restart() {
 
 #[test]
 fn garbage_on_the_bus_port_closes_the_link_and_the_node_lives() {
-    let n = start_node(false, &[]).unwrap();
+    let n = start_node(false, None, None).unwrap();
     let packets: Vec<Vec<u8>> = vec![
         b"GET / HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
         // The signature, then a length below the header size.
@@ -462,10 +415,10 @@ fn cluster_commands_without_cluster_mode_say_disabled() {
 
 #[test]
 fn lite_node_and_real_redis_node_meet_and_see_each_other() {
-    let Some(real) = start_node(true, &[]) else {
+    let Some(real) = start_node(true, None, None) else {
         return;
     };
-    let lite = start_node(false, &[]).unwrap();
+    let lite = start_node(false, None, None).unwrap();
     let mut l = lite.p.connect();
     let mut r = real.p.connect();
     let lite_id = bulk_text(&l.must(&["CLUSTER", "MYID"]));

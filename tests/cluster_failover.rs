@@ -16,51 +16,11 @@ mod common;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use common::cluster::{bulk_text, start_node, text, Node, NODE_TIMEOUT};
 use common::{free_port, require_tool, Conn, Process, RealRedis, Server};
 
-/// The node timeout of these clusters: short, so that a failover takes
-/// seconds (Redis's delays are multiples of it or fixed), yet long enough
-/// that a loaded machine does not fail masters over spuriously (at 2000 ms
-/// on a machine running two test suites at once, it did).
-const NODE_TIMEOUT: &str = "5000";
-
-struct Node {
-    p: Process,
-    bus: u16,
-    conf: String,
-}
-
-fn start_node(conf: Option<&str>, bus: Option<u16>) -> Node {
-    let bus = bus.unwrap_or_else(free_port);
-    let conf = conf.map(str::to_string).unwrap_or_else(|| {
-        common::temp_path("nodes")
-            .with_extension("conf")
-            .to_string_lossy()
-            .into_owned()
-    });
-    let bus_s = bus.to_string();
-    let p = Server::start_with(&[
-        "--cluster-enabled",
-        "yes",
-        "--cluster-port",
-        &bus_s,
-        "--cluster-node-timeout",
-        NODE_TIMEOUT,
-        "--cluster-config-file",
-        &conf,
-    ]);
-    Node { p, bus, conf }
-}
-
-fn text(reply: &[u8]) -> String {
-    String::from_utf8_lossy(reply).into_owned()
-}
-
-/// The payload of a bulk or verbatim reply, as text.
-fn bulk_text(reply: &[u8]) -> String {
-    let s = text(reply);
-    let body = s.split_once("\r\n").map_or("", |(_, b)| b);
-    body.strip_suffix("\r\n").unwrap_or(body).to_string()
+fn start_lite_node(conf: Option<&str>, bus: Option<u16>) -> Node {
+    start_node(false, conf, bus).expect("redis-lite starts")
 }
 
 fn myid(n: &Node) -> String {
@@ -82,7 +42,7 @@ fn role(port: u16) -> Option<String> {
 /// A 3+3 cluster by `redis-cli --cluster create --cluster-replicas 1`,
 /// waited on until every node is OK and every replica is linked.
 fn six_node_cluster(cli: &std::path::Path) -> Vec<Node> {
-    let nodes: Vec<Node> = (0..6).map(|_| start_node(None, None)).collect();
+    let nodes: Vec<Node> = (0..6).map(|_| start_lite_node(None, None)).collect();
     let mut cmd = Command::new(cli);
     cmd.arg("--cluster").arg("create");
     for n in &nodes {
@@ -341,7 +301,7 @@ fn killed_master_is_replaced_by_its_replica_and_comes_back_as_replica() {
     let conf = nodes[victim].conf.clone();
     let bus = nodes[victim].bus;
     drop(nodes.remove(victim));
-    let back = start_node(Some(&conf), Some(bus));
+    let back = start_lite_node(Some(&conf), Some(bus));
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let repl = text(&back.p.connect().must(&["INFO", "replication"]));

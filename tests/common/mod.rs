@@ -20,6 +20,7 @@
 
 #![allow(dead_code)] // each test file uses a different subset
 
+pub mod cluster;
 pub mod replication;
 pub mod rng;
 use std::fs::File;
