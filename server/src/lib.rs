@@ -225,7 +225,7 @@ pub fn run(args: &[String]) -> i32 {
     server::linux_memory_warnings(&srv);
     // InitServerLast: jemalloc's background purging, then
     // used_memory_startup, what the empty server holds.
-    if let Err(rc) = memory::set_jemalloc_bg_thread(srv.config.jemalloc_bg_thread()) {
+    if let Err(rc) = memory::set_jemalloc_bg_thread(srv.config.boolean("jemalloc-bg-thread")) {
         server_log(
             LogLevel::Warning,
             &format!("Failed to set jemalloc background_thread (error {rc})"),
@@ -340,33 +340,16 @@ pub fn listen_to_port(srv: &mut server::Server) -> Result<(), String> {
 /// listen(2) with `tcp-backlog` (the kernel caps it at somaxconn).
 // redis: anet.c anetTcpServer / anetListen
 pub fn anet_tcp_server(addr: std::net::SocketAddr, backlog: i32) -> std::io::Result<TcpListener> {
-    use std::os::fd::FromRawFd;
-    let family = if addr.is_ipv6() {
-        libc::AF_INET6
-    } else {
-        libc::AF_INET
-    };
-    // SAFETY: plain socket calls on a descriptor we own (closed by the
-    // std listener on every error path); errors are checked.
+    use std::os::fd::AsRawFd;
+    let sock = anet_create_socket(&addr)?;
+    let fd = sock.as_raw_fd();
+    // Owned by the std listener from here: every error path closes it.
+    let listener = std::net::TcpListener::from(sock);
+    let one: libc::c_int = 1;
+    let sz = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: plain socket calls on the descriptor the listener owns;
+    // errors are checked.
     unsafe {
-        let fd = libc::socket(
-            family,
-            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-            0,
-        );
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let listener = std::net::TcpListener::from_raw_fd(fd);
-        let one: libc::c_int = 1;
-        let sz = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_REUSEADDR,
-            &one as *const _ as *const libc::c_void,
-            sz,
-        );
         if addr.is_ipv6() {
             libc::setsockopt(
                 fd,
@@ -385,6 +368,47 @@ pub fn anet_tcp_server(addr: std::net::SocketAddr, backlog: i32) -> std::io::Res
             return Err(std::io::Error::last_os_error());
         }
         Ok(TcpListener::from_std(listener))
+    }
+}
+
+/// anetCreateSocket: a non-blocking, close-on-exec TCP socket of `addr`'s
+/// family, with SO_REUSEADDR (a listener can bind while old connections
+/// linger in TIME_WAIT; an outgoing link can bind its source address
+/// again). The one place both the listeners and the outgoing links
+/// (replica -> master, cluster bus) get their sockets.
+// redis: anet.c anetCreateSocket
+fn anet_create_socket(addr: &std::net::SocketAddr) -> std::io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let family = if addr.is_ipv6() {
+        libc::AF_INET6
+    } else {
+        libc::AF_INET
+    };
+    // SAFETY: socket(2) returns a new descriptor that nothing else owns, so
+    // wrapping it in an OwnedFd (closed on drop) is sound; setsockopt is
+    // given a valid int of the size it is told.
+    unsafe {
+        let fd = libc::socket(
+            family,
+            libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            0,
+        );
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let sock = std::os::fd::OwnedFd::from_raw_fd(fd);
+        let one: libc::c_int = 1;
+        if libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            &one as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        ) < 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(sock)
     }
 }
 
@@ -442,39 +466,25 @@ fn tcp_generic_connect(
     source: Option<&str>,
 ) -> Result<mio::net::TcpStream, String> {
     use std::net::ToSocketAddrs;
-    use std::os::fd::FromRawFd;
+    use std::os::fd::AsRawFd;
     let targets: Vec<std::net::SocketAddr> = match (host, port).to_socket_addrs() {
         Ok(a) => a.collect(),
         Err(e) => return Err(gai_error(&e)),
     };
     let mut last = String::from("no address");
     for target in targets {
-        let family = if target.is_ipv6() {
-            libc::AF_INET6
-        } else {
-            libc::AF_INET
-        };
-        // SAFETY: plain socket calls on a descriptor we own: it is wrapped in
-        // a std stream at once, so every early return closes it.
-        unsafe {
-            let fd = libc::socket(
-                family,
-                libc::SOCK_STREAM | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-                0,
-            );
-            if fd < 0 {
-                last = config::strerror(&std::io::Error::last_os_error());
+        let sock = match anet_create_socket(&target) {
+            Ok(sock) => sock,
+            Err(e) => {
+                last = config::strerror(&e);
                 continue;
             }
-            let stream = std::net::TcpStream::from_raw_fd(fd);
-            let one: libc::c_int = 1;
-            libc::setsockopt(
-                fd,
-                libc::SOL_SOCKET,
-                libc::SO_REUSEADDR,
-                &one as *const _ as *const libc::c_void,
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
+        };
+        let fd = sock.as_raw_fd();
+        // Owned by the std stream from here: every early return closes it.
+        let stream = std::net::TcpStream::from(sock);
+        // SAFETY: plain socket calls on the descriptor the stream owns.
+        unsafe {
             if let Some(src) = source {
                 let sources = (src, 0).to_socket_addrs().map_err(|e| gai_error(&e))?;
                 let mut bound = false;
