@@ -183,7 +183,8 @@ fn apply_changes(srv: &mut Server, changed: &[usize]) -> Result<(), (usize, Stri
             "loglevel" => crate::log::set_verbosity(srv.config.loglevel),
             // updateJemallocBgThread
             "jemalloc-bg-thread" => {
-                let _ = crate::memory::set_jemalloc_bg_thread(srv.config.jemalloc_bg_thread());
+                let _ =
+                    crate::memory::set_jemalloc_bg_thread(srv.config.boolean("jemalloc-bg-thread"));
             }
             // updateGoodSlaves: recount at once, not at the next cron.
             "min-replicas-to-write" | "min-replicas-max-lag" => {

@@ -149,19 +149,11 @@ impl Config {
         }
     }
 
-    /// always-show-logo (read once at start-up, by redis_ascii_art).
-    pub fn always_show_logo(&self) -> bool {
-        self.b("always-show-logo")
-    }
-
-    /// A boolean config's value (false for a name that is not boolean).
+    /// A boolean config's value (false for a name that is not boolean):
+    /// how code reads a boolean that has no typed field (jemalloc-bg-thread,
+    /// always-show-logo, the cluster switches ...).
     pub fn boolean(&self, name: &str) -> bool {
         self.b(name)
-    }
-
-    /// jemalloc-bg-thread (applied by memory::set_jemalloc_bg_thread).
-    pub fn jemalloc_bg_thread(&self) -> bool {
-        self.b("jemalloc-bg-thread")
     }
 
     fn b(&self, name: &str) -> bool {
