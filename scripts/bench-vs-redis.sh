@@ -19,16 +19,34 @@
 # EVAL_LOOP=1 also times the seed posts' 1M-member SADD loop in one EVAL,
 # CLIENTS (redis-benchmark -c, default 50), SKIP_BUILD=1 to reuse the binary,
 # BLOCKERS=1 also times the big blocking commands server-side (see blockers()),
+# MEMORY=1 also measures memory per key / per member (see memory()),
+# FULL=1 is issue 18's whole table: every test of redis-benchmark's default
+# suite at -c 50 -P 1, -c 50 -P 16 and -c 4 -P 1, then MEMORY and BLOCKERS,
 # TESTS= (empty) skips the redis-benchmark table,
 # LITE_BIN=/path/to/redis-lite to benchmark another build.
+#
+#   FULL=1 N=100000 scripts/bench-vs-redis.sh     # the table in the README
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N="${N:-200000}"
 RUNS="${RUNS:-3}"
+# redis-benchmark's default suite (what it runs without -t), test by test.
+DEFAULT_SUITE=ping_inline,ping_mbulk,set,get,incr,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,zpopmin,lrange_100,lrange_300,lrange_500,lrange_600,mset
+if [ "${FULL:-0}" = 1 ]; then
+    TESTS="${TESTS-$DEFAULT_SUITE}"
+    MEMORY=1
+    BLOCKERS=1
+fi
 TESTS="${TESTS-set,get}"
 PIPELINES="${PIPELINES:-1 16}"
 CLIENTS="${CLIENTS:-50}"
+# The (clients, pipeline) pairs of the table: every pipeline at CLIENTS,
+# and with FULL=1 also 4 clients without pipelining (the victims' pattern
+# in the experiments, where the per-request path is all that counts).
+CONFIGS=""
+for p in $PIPELINES; do CONFIGS="$CONFIGS $CLIENTS:$p"; done
+[ "${FULL:-0}" = 1 ] && CONFIGS="$CONFIGS 4:1"
 
 for tool in redis-server redis-benchmark redis-cli; do
     command -v "$tool" >/dev/null || { echo "error: $tool not found (apt-get install redis-server redis-tools)" >&2; exit 1; }
@@ -112,7 +130,7 @@ PY
 }
 
 # rps of one redis-benchmark run for one test: "SET: 123456.78 requests per second, ..."
-bench() { # port test pipeline
+bench() { # port test pipeline [clients]
     local what=(-t "$2")
     if [ "$2" = eval ]; then
         redis-cli -p "$1" SET k v >/dev/null
@@ -145,7 +163,7 @@ bench() { # port test pipeline
         geosearch100) what=(geosearch geo fromlonlat 2.35 48.86 byradius 100 km count 10 asc) ;;
         geopos) what=(geopos geo p1 p2 p3) ;;
     esac
-    redis-benchmark -p "$1" -q -n "$N" -c "$CLIENTS" -P "$3" "${what[@]}" 2>/dev/null \
+    redis-benchmark -p "$1" -q -n "$N" -c "${4:-$CLIENTS}" -P "$3" "${what[@]}" 2>/dev/null \
         | tr '\r' '\n' | grep 'requests per second' | tail -n 1 \
         | sed -E 's/^[^:]+: *([0-9.]+) requests per second.*/\1/'
 }
@@ -154,7 +172,8 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "0"; else if (
 
 echo "redis-lite: $LITE_BIN" >&2
 echo "redis     : $(redis-server --version)" >&2
-echo "N=$N RUNS=$RUNS TESTS=$TESTS PIPELINES=\"$PIPELINES\" CLIENTS=$CLIENTS" >&2
+echo "N=$N RUNS=$RUNS TESTS=$TESTS clients:pipeline=\"${CONFIGS# }\"" >&2
+echo "machine   : $(nproc) cores, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%Y-%m-%d %H:%M UTC')" >&2
 echo
 
 case ",$TESTS," in
@@ -164,22 +183,24 @@ case ",$TESTS," in
         ;;
 esac
 
-[ -n "$TESTS" ] && printf '%-8s %8s %16s %16s %12s\n' test pipeline "redis-lite rps" "redis rps" "lite/redis"
-[ -n "$TESTS" ] && printf '%-8s %8s %16s %16s %12s\n' -------- -------- ---------------- ---------------- ------------
+[ -n "$TESTS" ] && printf '%-12s %8s %8s %16s %16s %12s\n' test clients pipeline "redis-lite rps" "redis rps" "lite/redis"
+[ -n "$TESTS" ] && printf '%-12s %8s %8s %16s %16s %12s\n' ------------ -------- -------- ---------------- ---------------- ------------
 test_list=()
 [ -n "$TESTS" ] && IFS=',' read -r -a test_list <<<"$TESTS"
-for t in ${test_list[@]+"${test_list[@]}"}; do
-    for p in $PIPELINES; do
+for cfg in $CONFIGS; do
+    c="${cfg%%:*}"
+    p="${cfg#*:}"
+    for t in ${test_list[@]+"${test_list[@]}"}; do
         : >"$TMP/lite.txt"
         : >"$TMP/redis.txt"
         for _ in $(seq 1 "$RUNS"); do
-            bench "$LITE_PORT" "$t" "$p" >>"$TMP/lite.txt"
-            bench "$REDIS_PORT" "$t" "$p" >>"$TMP/redis.txt"
+            bench "$LITE_PORT" "$t" "$p" "$c" >>"$TMP/lite.txt"
+            bench "$REDIS_PORT" "$t" "$p" "$c" >>"$TMP/redis.txt"
         done
         lite="$(median <"$TMP/lite.txt")"
         redis="$(median <"$TMP/redis.txt")"
         ratio="$(awk -v a="$lite" -v b="$redis" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
-        printf '%-8s %8s %16s %16s %12s\n' "$t" "$p" "$lite" "$redis" "$ratio"
+        printf '%-12s %8s %8s %16s %16s %12s\n' "$t" "$c" "$p" "$lite" "$redis" "$ratio"
     done
 done
 
@@ -233,35 +254,92 @@ for base in range(0, 1000000, 1000):
         print("RPUSH", key, " ".join(str(i) for i in r))
     elif kind == "set":
         print("SADD", key, " ".join("member:%d" % i for i in r))
+    elif kind == "zset":
+        print("ZADD", key, " ".join("%d member:%d" % (i, i) for i in r))
     else:
         print("HSET", key, " ".join("field:%d %d" % (i, i) for i in r))
 PY
 }
-blocker() { # port row -> usec of the row's command
+# Every element of one key by HSCAN/SSCAN/ZSCAN from cursor 0 back to 0
+# (COUNT left at its default 10), over a raw RESP connection.
+scan_key() { # port command key
+    python3 - "$@" <<'PY'
+import socket, sys
+port, cmd, key = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+s = socket.create_connection(("127.0.0.1", port))
+f = s.makefile("rb")
+def send(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a.encode()
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    s.sendall(out)
+def read():
+    line = f.readline()
+    t, rest = line[:1], line[1:-2]
+    if t == b"*":
+        return [read() for _ in range(int(rest))]
+    if t == b"$":
+        data = f.read(int(rest) + 2)
+        return data[:-2]
+    if t == b"-":
+        sys.exit("scan: " + rest.decode())
+    return rest
+cursor = "0"
+while True:
+    send(cmd, key, cursor)
+    cursor = read()[0].decode()
+    if cursor == "0":
+        break
+PY
+}
+blocker() { # port row -> usec of the row's command, and its calls
     local p="$1" c
     redis-cli -p "$p" FLUSHALL >/dev/null
     case "$2" in
         del-list | lrange) fill "$p" list big ;;
-        smembers) fill "$p" set big ;;
-        hgetall) fill "$p" hash big ;;
+        smembers | del-set | sscan) fill "$p" set big ;;
+        hgetall | del-hash | hscan) fill "$p" hash big ;;
+        del-zset | zscan) fill "$p" zset big ;;
         scan | flushall) redis-cli -p "$p" DEBUG POPULATE 1000000 >/dev/null ;;
+        expire)
+            redis-cli -p "$p" CONFIG SET latency-monitor-threshold 1 >/dev/null
+            redis-cli -p "$p" LATENCY RESET >/dev/null
+            ;;
     esac
     redis-cli -p "$p" CONFIG RESETSTAT >/dev/null
     case "$2" in
-        del-list) c=del; redis-cli -p "$p" DEL big >/dev/null ;;
+        del-list | del-set | del-hash | del-zset) c=del; redis-cli -p "$p" DEL big >/dev/null ;;
         lrange) c=lrange; redis-cli -p "$p" LRANGE big 0 -1 >/dev/null ;;
         smembers) c=smembers; redis-cli -p "$p" SMEMBERS big >/dev/null ;;
         hgetall) c=hgetall; redis-cli -p "$p" HGETALL big >/dev/null ;;
+        sscan | hscan | zscan) c="$2"; scan_key "$p" "$2" big ;;
         scan) c=scan; redis-cli -p "$p" --scan >/dev/null ;;
         flushall) c=flushall; redis-cli -p "$p" FLUSHALL >/dev/null ;;
+        expire)
+            # 250k keys that expire 100 ms after the script that wrote them,
+            # then nothing but the active expire cycle until they are gone:
+            # the longest expire-cycle latency event, in us (the monitor
+            # keeps milliseconds on both servers).
+            redis-cli -p "$p" EVAL "for i = 1, 250000 do redis.call('SET', 'e:' .. i, 'v', 'PX', 100) end" 0 >/dev/null
+            for _ in $(seq 1 600); do
+                [ "$(redis-cli -p "$p" DBSIZE)" = 0 ] && break
+                sleep 0.1
+            done
+            local ms
+            ms="$(redis-cli -p "$p" LATENCY LATEST | awk 'prev == "expire-cycle" && ++n == 3 { print; exit } { if ($0 == "expire-cycle") { prev = $0; n = 0 } }')"
+            redis-cli -p "$p" CONFIG SET latency-monitor-threshold 0 >/dev/null
+            echo "$(( ${ms:-0} * 1000 )) 1"
+            return
+            ;;
     esac
     echo "$(cmd_usec "$p" "$c") $(cmd_calls "$p" "$c")"
 }
 if [ "${BLOCKERS:-0}" = 1 ]; then
     echo
-    printf '%-22s %14s %14s %12s %8s\n' blocker "redis-lite us" "redis us" "lite/redis" calls
-    printf '%-22s %14s %14s %12s %8s\n' ---------------------- -------------- -------------- ------------ --------
-    for row in del-list lrange smembers hgetall scan flushall; do
+    printf '%-24s %14s %14s %12s %13s\n' blocker "redis-lite us" "redis us" "lite/redis" calls
+    printf '%-24s %14s %14s %12s %13s\n' ------------------------ -------------- -------------- ------------ -------------
+    for row in del-list del-set del-hash del-zset lrange smembers hgetall scan sscan hscan zscan flushall expire; do
         : >"$TMP/lite.txt"
         : >"$TMP/redis.txt"
         for _ in $(seq 1 "$RUNS"); do
@@ -275,6 +353,13 @@ if [ "${BLOCKERS:-0}" = 1 ]; then
         ratio="$(awk -v a="$lite" -v b="$redis" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
         case "$row" in
             del-list) label="DEL 1M-int list" ;;
+            del-set) label="DEL 1M-member set" ;;
+            del-hash) label="DEL 1M-field hash" ;;
+            del-zset) label="DEL 1M-member zset" ;;
+            sscan) label="full SSCAN of 1M" ;;
+            hscan) label="full HSCAN of 1M" ;;
+            zscan) label="full ZSCAN of 1M" ;;
+            expire) label="expire cycle, 250k keys" ;;
             lrange) label="LRANGE 0 -1 of 1M" ;;
             smembers) label="SMEMBERS of 1M" ;;
             hgetall) label="HGETALL of 1M" ;;
@@ -282,8 +367,64 @@ if [ "${BLOCKERS:-0}" = 1 ]; then
             flushall) label="FLUSHALL of 1M keys" ;;
         esac
         calls="1"
-        [ "$row" = scan ] && calls="$calls_lite/$calls_redis"
-        printf '%-22s %14s %14s %12s %8s\n' "$label" "$lite" "$redis" "$ratio" "$calls"
+        case "$row" in *scan) calls="$calls_lite/$calls_redis" ;; esac
+        printf '%-24s %14s %14s %12s %13s\n' "$label" "$lite" "$redis" "$ratio" "$calls"
+    done
+fi
+# Memory per key (issue 18): used_memory before and after building the same
+# data on both servers, divided by the number of keys (or members, for the
+# two big keys). The data is written by one EVAL loop on each server, so no
+# client buffer is part of it, and used_memory leaves the Lua heap out on
+# both. The encoding column is OBJECT ENCODING of one key, the same on both.
+# Redis 7.0 has no listpack sets: small sets of integers are intsets.
+used_memory() { # port
+    redis-cli -p "$1" INFO memory | tr -d '\r' | sed -n 's/^used_memory:\([0-9]*\)$/\1/p'
+}
+memory_case() { # port case -> "bytes-per-item encoding"
+    local p="$1" loop sample n=1000000
+    redis-cli -p "$p" FLUSHALL >/dev/null
+    case "$2" in
+        strings) loop="" sample="key:1" ;;
+        hashes) loop="redis.call('HSET', 'h:' .. i, 'f1', 'v1', 'f2', 'v2')" sample="h:1" ;;
+        intsets) loop="redis.call('SADD', 's:' .. i, 1, 2, 3)" sample="s:1" ;;
+        zsets) loop="redis.call('ZADD', 'z:' .. i, 1, 'a', 2, 'b')" sample="z:1" ;;
+        lists) loop="redis.call('RPUSH', 'l:' .. i, 'a', 'b')" sample="l:1" ;;
+        bigset) loop="redis.call('SADD', 'big', 'member:' .. i)" sample="big" ;;
+        bigzset) loop="redis.call('ZADD', 'big', i, 'member:' .. i)" sample="big" ;;
+    esac
+    local before after
+    before="$(used_memory "$p")"
+    if [ "$2" = strings ]; then
+        redis-cli -p "$p" DEBUG POPULATE "$n" >/dev/null
+    else
+        redis-cli -p "$p" EVAL "for i = 1, $n do $loop end" 0 >/dev/null
+    fi
+    after="$(used_memory "$p")"
+    local enc
+    enc="$(redis-cli -p "$p" OBJECT ENCODING "$sample")"
+    redis-cli -p "$p" FLUSHALL >/dev/null
+    awk -v a="$after" -v b="$before" -v n="$n" -v e="$enc" 'BEGIN { printf "%.1f %s\n", (a - b) / n, e }'
+}
+if [ "${MEMORY:-0}" = 1 ]; then
+    echo
+    printf '%-36s %12s %12s %12s %12s\n' "memory per key" "redis-lite B" "redis B" "lite/redis" encoding
+    printf '%-36s %12s %12s %12s %12s\n' ------------------------------------ ------------ ------------ ------------ ------------
+    for row in strings hashes intsets zsets lists bigset bigzset; do
+        read -r lite enc_lite < <(memory_case "$LITE_PORT" "$row")
+        read -r redis enc_redis < <(memory_case "$REDIS_PORT" "$row")
+        ratio="$(awk -v a="$lite" -v b="$redis" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
+        case "$row" in
+            strings) label="DEBUG POPULATE 1M (per key)" ;;
+            hashes) label="1M hashes of 2 fields (per key)" ;;
+            intsets) label="1M sets of 3 ints (per key)" ;;
+            zsets) label="1M zsets of 2 members (per key)" ;;
+            lists) label="1M lists of 2 items (per key)" ;;
+            bigset) label="one 1M-member set (per member)" ;;
+            bigzset) label="one 1M-member zset (per member)" ;;
+        esac
+        enc="$enc_lite"
+        [ "$enc_lite" = "$enc_redis" ] || enc="$enc_lite/$enc_redis"
+        printf '%-36s %12s %12s %12s %12s\n' "$label" "$lite" "$redis" "$ratio" "$enc"
     done
 fi
 # Servers are stopped by the EXIT trap.
