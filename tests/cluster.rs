@@ -571,3 +571,168 @@ fn migrate_expired_keys_sharded_pubsub_and_links_match_redis() {
     };
     assert_eq!(lite_out, migration_and_pubsub_replies(&real));
 }
+
+/// The node ids of a cluster, in the order of `nodes`.
+fn node_ids(nodes: &[Node]) -> Vec<String> {
+    nodes
+        .iter()
+        .map(|n| bulk_text(&n.p.connect().must(&["CLUSTER", "MYID"])))
+        .collect()
+}
+
+/// How many slots each node serves, in the order of `nodes`, as the first
+/// node's CLUSTER NODES says.
+fn slot_counts(nodes: &[Node]) -> Vec<usize> {
+    let ids = node_ids(nodes);
+    let listing = bulk_text(&nodes[0].p.connect().must(&["CLUSTER", "NODES"]));
+    ids.iter()
+        .map(|id| {
+            let line = listing
+                .lines()
+                .find(|l| l.starts_with(id.as_str()))
+                .unwrap();
+            line.split(' ')
+                .skip(8)
+                .filter(|r| !r.starts_with('['))
+                .map(|r| match r.split_once('-') {
+                    Some((a, b)) => b.parse::<usize>().unwrap() - a.parse::<usize>().unwrap() + 1,
+                    None => 1,
+                })
+                .sum()
+        })
+        .collect()
+}
+
+/// Run `redis-cli --cluster ARGS...`; its output (asserting success).
+fn cluster_tool(cli: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(cli)
+        .arg("--cluster")
+        .args(args)
+        .output()
+        .unwrap();
+    let s = text(&out.stdout) + &text(&out.stderr);
+    assert!(
+        out.status.success(),
+        "redis-cli --cluster {args:?} failed:\n{s}"
+    );
+    s
+}
+
+/// Wait until `redis-cli --cluster check` finds every slot covered, every
+/// node agreeing, and no slot left open (importing/migrating).
+fn wait_cluster_consistent(cli: &std::path::Path, port: u16) -> String {
+    let addr = format!("127.0.0.1:{port}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = Command::new(cli)
+            .args(["--cluster", "check", &addr])
+            .output()
+            .unwrap();
+        let s = text(&out.stdout) + &text(&out.stderr);
+        if out.status.success()
+            && s.contains("[OK] All nodes agree about slots configuration.")
+            && s.contains("[OK] All 16384 slots covered.")
+            && !s.contains("[WARNING]")
+        {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "cluster never consistent:\n{s}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The keys and values a redis-rs cluster client reads back, with a fresh
+/// client (its own slot map from CLUSTER SLOTS).
+fn read_back_with_redis_rs(port: u16, n: usize) -> Vec<(String, Option<String>)> {
+    let client = redis::cluster::ClusterClient::new(vec![format!("redis://127.0.0.1:{port}/")])
+        .expect("redis-rs cluster client");
+    let mut con = client
+        .get_connection()
+        .expect("redis-rs cluster connection");
+    (0..n)
+        .map(|i| {
+            let key = format!("key:{i}");
+            let v: Option<String> = redis::Commands::get(&mut con, &key).unwrap();
+            (key, v)
+        })
+        .collect()
+}
+
+/// What resharding does to one cluster: 2,000 keys written by redis-rs's
+/// cluster client, 1,000 slots moved from the first node to the second by
+/// `redis-cli --cluster reshard` (SETSLOT IMPORTING/MIGRATING, GETKEYSINSLOT,
+/// MIGRATE ... KEYS, SETSLOT NODE), then `--cluster rebalance` evening the
+/// slots out again. Returns the slot counts after each step; every key must
+/// read back after each one.
+fn reshard_and_rebalance(cli: &std::path::Path, nodes: &[Node]) -> (Vec<usize>, Vec<usize>) {
+    let port = nodes[0].p.port;
+    let addr = format!("127.0.0.1:{port}");
+    let client = redis::cluster::ClusterClient::new(vec![format!("redis://{addr}/")]).unwrap();
+    let mut con = client.get_connection().unwrap();
+    for i in 0..2000 {
+        let () = redis::Commands::set(&mut con, format!("key:{i}"), i).unwrap();
+    }
+    let expected: Vec<(String, Option<String>)> = (0..2000)
+        .map(|i| (format!("key:{i}"), Some(i.to_string())))
+        .collect();
+    let ids = node_ids(nodes);
+    let out = cluster_tool(
+        cli,
+        &[
+            "reshard",
+            &addr,
+            "--cluster-from",
+            &ids[0],
+            "--cluster-to",
+            &ids[1],
+            "--cluster-slots",
+            "1000",
+            "--cluster-yes",
+        ],
+    );
+    assert!(out.contains("Moving slot"), "{out}");
+    wait_cluster_consistent(cli, port);
+    let after_reshard = slot_counts(nodes);
+    assert_eq!(
+        read_back_with_redis_rs(port, 2000),
+        expected,
+        "after reshard"
+    );
+    let out = cluster_tool(cli, &["rebalance", &addr]);
+    assert!(out.contains("Rebalancing across 3 nodes"), "{out}");
+    wait_cluster_consistent(cli, port);
+    let after_rebalance = slot_counts(nodes);
+    assert_eq!(
+        read_back_with_redis_rs(port, 2000),
+        expected,
+        "after rebalance"
+    );
+    // Every key lives on the node that serves its slot, nowhere else.
+    let total: i64 = nodes
+        .iter()
+        .map(|n| {
+            let r = text(&n.p.connect().must(&["DBSIZE"]));
+            r.trim_start_matches(':').trim().parse::<i64>().unwrap()
+        })
+        .sum();
+    assert_eq!(total, 2000);
+    (after_reshard, after_rebalance)
+}
+
+#[test]
+fn reshard_and_rebalance_with_redis_cli_keep_every_key_as_on_redis() {
+    let Some(cli) = require_tool("redis-cli") else {
+        return;
+    };
+    let lite = three_node_cluster(&cli, false).unwrap();
+    let ours = reshard_and_rebalance(&cli, &lite);
+    assert_eq!(ours.0, vec![5461 - 1000, 5462 + 1000, 5461]);
+    assert_eq!(ours.1.iter().sum::<usize>(), 16384);
+    if let Some(real) = three_node_cluster(&cli, true) {
+        assert_eq!(
+            ours,
+            reshard_and_rebalance(&cli, &real),
+            "redis-lite vs redis-server"
+        );
+    }
+}
