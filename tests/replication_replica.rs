@@ -11,7 +11,6 @@
 
 mod common;
 
-use std::io::{BufReader, Write};
 use std::net::TcpListener;
 
 use common::replication::*;
@@ -378,34 +377,6 @@ fn masterauth_and_masteruser_authenticate_the_link() {
             c.must(&["GET", "k"]) == b"$1\r\nv\r\n"
         });
     }
-}
-
-/// A fake master that answers the handshake, sends `payload` after
-/// +FULLRESYNC, then keeps the connection open and says nothing more,
-/// until `hold` is dropped... or the replica gives up on it.
-fn silent_master(listener: TcpListener, payload: Vec<u8>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        let Ok((stream, _)) = listener.accept() else {
-            return;
-        };
-        let mut w = stream.try_clone().unwrap();
-        let mut r = BufReader::new(stream);
-        while let Some(cmd) = read_command(&mut r) {
-            match cmd[0].to_ascii_uppercase().as_str() {
-                "PING" => w.write_all(b"+PONG\r\n").unwrap(),
-                "PSYNC" => {
-                    let id = "e".repeat(40);
-                    w.write_all(format!("+FULLRESYNC {id} 0\r\n").as_bytes())
-                        .unwrap();
-                    w.write_all(&payload).unwrap();
-                }
-                // REPLCONF ACKs after the sync get no answer; the handshake's do.
-                "REPLCONF" if cmd.get(1).is_some_and(|a| a.eq_ignore_ascii_case("ack")) => {}
-                _ => w.write_all(b"+OK\r\n").unwrap(),
-            }
-        }
-        // The replica closed the link: done.
-    })
 }
 
 #[test]

@@ -178,6 +178,32 @@ pub fn read_command(r: &mut BufReader<std::net::TcpStream>) -> Option<Vec<String
     Some(args)
 }
 
+/// The master's side of one replica link: PING gets +PONG, PSYNC gets
+/// `+FULLRESYNC <replid> 0` and `payload`, REPLCONF ACKs after the sync
+/// get nothing (the handshake's REPLCONFs and everything else get +OK).
+/// With `hold` it keeps the link and reads on until the replica closes it;
+/// otherwise it returns right after the payload, which closes the link.
+fn serve_replica_link(stream: std::net::TcpStream, replid: char, payload: &[u8], hold: bool) {
+    let mut w = stream.try_clone().unwrap();
+    let mut r = BufReader::new(stream);
+    while let Some(cmd) = read_command(&mut r) {
+        match cmd[0].to_ascii_uppercase().as_str() {
+            "PING" => w.write_all(b"+PONG\r\n").unwrap(),
+            "PSYNC" => {
+                let id = replid.to_string().repeat(40);
+                w.write_all(format!("+FULLRESYNC {id} 0\r\n").as_bytes())
+                    .unwrap();
+                let _ = w.write_all(payload);
+                if !hold {
+                    return;
+                }
+            }
+            "REPLCONF" if cmd.get(1).is_some_and(|a| a.eq_ignore_ascii_case("ack")) => {}
+            _ => w.write_all(b"+OK\r\n").unwrap(),
+        }
+    }
+}
+
 /// A fake master for the failure cases: for each payload in `scripts` it
 /// accepts one link from the replica, answers the handshake, sends the
 /// payload after +FULLRESYNC and closes the link.
@@ -187,22 +213,19 @@ pub fn fake_master(listener: TcpListener, scripts: Vec<Vec<u8>>) -> std::thread:
             let Ok((stream, _)) = listener.accept() else {
                 return;
             };
-            let mut w = stream.try_clone().unwrap();
-            let mut r = BufReader::new(stream);
-            while let Some(cmd) = read_command(&mut r) {
-                match cmd[0].to_ascii_uppercase().as_str() {
-                    "PING" => w.write_all(b"+PONG\r\n").unwrap(),
-                    "PSYNC" => {
-                        let id = "f".repeat(40);
-                        w.write_all(format!("+FULLRESYNC {id} 0\r\n").as_bytes())
-                            .unwrap();
-                        let _ = w.write_all(&payload);
-                        break;
-                    }
-                    _ => w.write_all(b"+OK\r\n").unwrap(),
-                }
-            }
-            // Closing ends this transfer.
+            serve_replica_link(stream, 'f', &payload, false);
         }
+    })
+}
+
+/// A fake master that answers the handshake, sends `payload` after
+/// +FULLRESYNC, then keeps the connection open and says nothing more,
+/// until the replica gives up on it and closes the link.
+pub fn silent_master(listener: TcpListener, payload: Vec<u8>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else {
+            return;
+        };
+        serve_replica_link(stream, 'e', &payload, true);
     })
 }
