@@ -549,7 +549,8 @@ fn a_panic_logs_a_redis_style_bug_report() {
 }
 
 /// rename-command in the config file: the old name is unknown, the new one
-/// runs the command, "" removes it (COMMAND COUNT drops by one), CONFIG
+/// runs the command, "" removes it (COMMAND COUNT drops by one, COMMAND LIST
+/// and COMMAND INFO no longer know it), CONFIG
 /// REWRITE keeps the lines and a restart honours them; an unknown command
 /// is a fatal config error. The same on redis-server.
 #[test]
@@ -586,6 +587,11 @@ fn rename_command_like_redis() {
                 &["BADGER"],
                 &["DEBUG", "SLEEP", "0"],
                 &["COMMAND", "COUNT"],
+                // Gone from COMMAND LIST (and COMMAND) once renamed to "";
+                // a renamed one is listed by its own name.
+                &["COMMAND", "LIST", "FILTERBY", "PATTERN", "debug"],
+                &["COMMAND", "LIST", "FILTERBY", "PATTERN", "flushdb"],
+                &["COMMAND", "INFO", "debug"],
             ] {
                 out.push(format!(
                     "{round} {}",

@@ -291,10 +291,17 @@ impl CommandTable {
 
     /// Top-level commands in table order (COMMAND, COMMAND LIST).
     pub fn top_level(&self) -> impl Iterator<Item = (CmdId, &RedisCommand)> {
+        // server.commands: a command renamed to "" is no longer in it, so
+        // COMMAND, COMMAND DOCS and COMMAND LIST leave it out (it stays in
+        // the table, Redis's orig_commands).
+        let mut named = vec![false; self.commands.len()];
+        for id in self.by_name.values() {
+            named[id.0] = true;
+        }
         self.commands
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.parent.is_none())
+            .filter(move |(i, c)| c.parent.is_none() && named[*i])
             .map(|(i, c)| (CmdId(i), c))
     }
 }
