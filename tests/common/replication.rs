@@ -275,12 +275,15 @@ impl ReplStream {
     }
 
     /// The commands propagated before the marker (`raw_until_marker`), each
-    /// as its arguments (`parse_stream`). A SELECT right before the marker
+    /// as its arguments (`parse_stream`, names as sent). A SELECT right before the marker
     /// (the marker is written in db 0) is left out with it.
     pub fn until_marker(&mut self) -> Vec<Vec<String>> {
         let mut cmds = parse_stream(&self.raw_until_marker());
         cmds.pop(); // the marker
-        if cmds.last().is_some_and(|c| c[0] == "select" && c[1] == "0") {
+        if cmds
+            .last()
+            .is_some_and(|c| c[0].eq_ignore_ascii_case("select") && c[1] == "0")
+        {
             cmds.pop();
         }
         cmds
@@ -292,18 +295,15 @@ impl ReplStream {
     }
 }
 
-/// Split raw stream bytes into commands, each as its arguments, the
-/// command name lowercased as the Tcl helper's read_from_replication_stream
-/// does.
+/// Split raw stream bytes into commands, each as its arguments, as sent
+/// (RESP bulks are canonical: equal arguments are equal bytes).
 pub fn parse_stream(raw: &[u8]) -> Vec<Vec<String>> {
     let mut cmds = Vec::new();
     let mut p = 0;
     while p < raw.len() {
         let n = super::reply_len(&raw[p..]).unwrap().unwrap();
         let (_, elems) = super::split_aggregate(&raw[p..p + n]).expect("a command");
-        let mut args: Vec<String> = elems.iter().map(|e| text(&bulk(e))).collect();
-        args[0] = args[0].to_lowercase();
-        cmds.push(args);
+        cmds.push(elems.iter().map(|e| text(&bulk(e))).collect());
         p += n;
     }
     cmds
@@ -386,10 +386,21 @@ pub fn compare_streams(
     };
     let ours = run(&lite);
     let theirs = run(&real);
+    // Compared as sent (the command names' case included) ...
     assert_eq!(
         show_stream(&ours),
         show_stream(&theirs),
         "replication stream: redis-lite (left) vs redis-server (right)"
     );
-    Some(ours)
+    // ... and returned as the Tcl helper reads them, names lowercased.
+    Some(lowercase_names(ours))
+}
+
+/// The command names lowercased, as read_from_replication_stream reads
+/// them (the patterns of Redis's tests are written that way).
+pub fn lowercase_names(mut cmds: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    for c in &mut cmds {
+        c[0] = c[0].to_lowercase();
+    }
+    cmds
 }
