@@ -315,10 +315,12 @@ fn publish_script_load_eval_and_script_flush_inside_exec() {
 
 #[test]
 fn xreadgroup_inside_exec_propagates_its_xclaims_in_multi() {
+    // Explicit IDs (Redis's test uses *): two servers' clocks would put
+    // the third entry in a new millisecond on one of them only.
     let Some(l) = multi_stream(&[
-        &["XADD", "mystream", "*", "foo", "bar"],
-        &["XADD", "mystream", "*", "foo2", "bar2"],
-        &["XADD", "mystream", "*", "foo3", "bar3"],
+        &["XADD", "mystream", "1-1", "foo", "bar"],
+        &["XADD", "mystream", "1-2", "foo2", "bar2"],
+        &["XADD", "mystream", "1-3", "foo3", "bar3"],
         &["XGROUP", "CREATE", "mystream", "mygroup", "0"],
         &["MULTI"],
         &[
@@ -721,4 +723,124 @@ fn getdel_propagates_as_del_and_getex_without_options_not_at_all() {
             "del foo"
         ]
     );
+}
+
+// ---------------------------------------------------------------------------
+// Beyond Redis's own stream tests: the other rewrites and expiry DELs
+// ---------------------------------------------------------------------------
+
+/// Blocking pops served at once or after blocking, moves, INCRBYFLOAT,
+/// SET ... GET, SPOP with a count (random members blanked) and a count
+/// that empties the set (DEL): each propagates as Redis rewrites it.
+#[test]
+fn blocking_moving_and_random_commands_propagate_rewritten() {
+    let blank_members = |cmds: Vec<Vec<String>>| {
+        cmds.into_iter()
+            .map(|mut c| {
+                if c[0].eq_ignore_ascii_case("srem") {
+                    c[2..].iter_mut().for_each(|m| *m = "*".into());
+                }
+                c
+            })
+            .collect()
+    };
+    let Some(l) = compare_streams(
+        &[],
+        |p| {
+            let mut c = p.connect();
+            run(
+                &mut c,
+                &[
+                    &["RPUSH", "l", "a", "b", "c", "d"],
+                    &["BLPOP", "l", "0"],
+                    &["BRPOP", "l", "0"],
+                    &["BLMOVE", "l", "l2", "LEFT", "RIGHT", "0"],
+                    &["BRPOPLPUSH", "l", "l2", "0"],
+                    &["LMOVE", "l2", "l", "RIGHT", "LEFT"],
+                    &["BLMOVE", "l", "l2", "left", "right", "0"],
+                    &["ZADD", "z", "1", "a", "2", "b", "3", "c"],
+                    &["BZPOPMIN", "z", "0"],
+                    &["BZPOPMAX", "z", "0"],
+                    &["ZPOPMIN", "z", "5"],
+                    &["INCRBYFLOAT", "f", "1.5"],
+                    &["SET", "f", "x", "GET"],
+                    &["SET", "f", "y", "EX", "100", "GET"],
+                    &["SADD", "s", "1", "2", "3", "4", "5"],
+                    &["SPOP", "s", "2"],
+                    &["SPOP", "s", "10"],
+                ],
+            );
+            // Served after blocking: BLPOP, BRPOPLPUSH, BLMOVE (its
+            // directions then propagate lowercase), BZPOPMIN.
+            let mut rd = p.connect();
+            let blocked: [(&[&str], &[&str]); 5] = [
+                (&["BLPOP", "e", "0"], &["RPUSH", "e", "x", "y"]),
+                (&["BRPOPLPUSH", "e3", "e", "0"], &["RPUSH", "e3", "w"]),
+                (
+                    &["BLMOVE", "e4", "e", "left", "right", "0"],
+                    &["RPUSH", "e4", "v"],
+                ),
+                (
+                    &["BLMOVE", "e2", "e", "RIGHT", "LEFT", "0"],
+                    &["LPUSH", "e2", "z"],
+                ),
+                (&["BZPOPMIN", "ez", "0"], &["ZADD", "ez", "1", "m"]),
+            ];
+            for (pop, push) in blocked {
+                rd.send_cmd(pop).unwrap();
+                wait_blocked(&mut c, 1);
+                c.must(push);
+                rd.read_reply().unwrap();
+            }
+        },
+        ReplStream::until_marker,
+        blank_members,
+    ) else {
+        return;
+    };
+    let l = lines(&l);
+    assert!(l.contains(&"lpop l".to_string()), "{l:#?}");
+    assert!(l.contains(&"set f 1.5 KEEPTTL".to_string()), "{l:#?}");
+    assert!(l.contains(&"lmove e2 e right left".to_string()), "{l:#?}");
+    assert!(l.contains(&"lmove l l2 left right".to_string()), "{l:#?}");
+}
+
+/// Expired keys met inside MULTI and inside a script propagate their DEL
+/// inside the transaction; the active cycle's DELs stand alone.
+#[test]
+fn expiry_dels_inside_exec_scripts_and_from_the_active_cycle() {
+    let Some(l) = same_stream_on_both(&[], |p| {
+        let mut c = p.connect();
+        run(
+            &mut c,
+            &[
+                &["DEBUG", "SET-ACTIVE-EXPIRE", "0"],
+                &["SET", "k1", "v", "PX", "1"],
+                &["SET", "k2", "v", "PX", "1"],
+            ],
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        run(
+            &mut c,
+            &[
+                &["MULTI"],
+                &["GET", "k1"],
+                &["SET", "x", "1"],
+                &["EXEC"],
+                &[
+                    "EVAL",
+                    "redis.call('get', 'k2'); redis.call('set', 'y', '1')",
+                    "0",
+                ],
+                &["DEBUG", "SET-ACTIVE-EXPIRE", "1"],
+                &["SET", "k3", "v", "PX", "1"],
+            ],
+        );
+        common::replication::wait_until("k3 actively expired", || {
+            info_field(&mut c, "stats", "expired_keys") == "3"
+        });
+    }) else {
+        return;
+    };
+    assert_eq!(lines(&l).last().unwrap(), "del k3");
 }
