@@ -844,3 +844,57 @@ fn expiry_dels_inside_exec_scripts_and_from_the_active_cycle() {
     };
     assert_eq!(lines(&l).last().unwrap(), "del k3");
 }
+
+/// More rewrites and writes with side effects: HINCRBYFLOAT as HSET,
+/// times already past as DEL, PFCOUNT's cache update, SORT STORE, COPY,
+/// MOVE, RENAME, stream trimming and XAUTOCLAIM, FLUSHDB and SWAPDB.
+#[test]
+fn other_rewrites_and_side_effect_writes_propagate_as_in_redis() {
+    let Some(l) = same_stream_on_both(&[], |p| {
+        let mut c = p.connect();
+        let past = (now_secs() - 100).to_string();
+        run(
+            &mut c,
+            &[
+                &["HSET", "h", "f", "1"],
+                &["HINCRBYFLOAT", "h", "f", "0.5"],
+                &["SET", "a", "1"],
+                &["EXPIRE", "a", "-1"],
+                &["SET", "a", "1"],
+                &["PEXPIRE", "a", "0"],
+                &["SET", "a", "1", "EXAT", &past],
+                &["SET", "b", "1"],
+                &["GETEX", "b", "PX", "5000"],
+                &["SET", "b", "2", "KEEPTTL"],
+                &["SET", "b", "3", "NX", "GET"],
+                &["PFADD", "hll", "x", "y"],
+                &["PFCOUNT", "hll"],
+                &["PFCOUNT", "hll"],
+                &["RPUSH", "nums", "3", "1", "2"],
+                &["SORT", "nums", "STORE", "sorted"],
+                &["COPY", "sorted", "copied"],
+                &["MOVE", "copied", "2"],
+                &["RENAME", "sorted", "renamed"],
+                &["XADD", "st", "MAXLEN", "~", "2", "1-1", "f", "v"],
+                &["XADD", "st", "MAXLEN", "1", "1-2", "f", "v"],
+                &["XADD", "st", "1-3", "f", "v"],
+                &["XTRIM", "st", "MINID", "1-3"],
+                &["XGROUP", "CREATE", "st", "g", "0"],
+                &["XREADGROUP", "GROUP", "g", "c1", "STREAMS", "st", ">"],
+                &["XAUTOCLAIM", "st", "g", "c2", "0", "0"],
+                &["XACK", "st", "g", "1-3"],
+                &["SWAPDB", "0", "1"],
+                &["FLUSHDB"],
+                &["INCRBY", "n", "5"],
+                &["DECRBY", "n", "2"],
+                &["SETRANGE", "n", "5", "x"],
+                &["APPEND", "n", "y"],
+            ],
+        );
+    }) else {
+        return;
+    };
+    let l = lines(&l);
+    assert!(l.contains(&"hset h f 1.5".to_string()), "{l:#?}");
+    assert!(l.contains(&"del a".to_string()), "{l:#?}");
+}
