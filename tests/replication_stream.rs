@@ -898,3 +898,62 @@ fn other_rewrites_and_side_effect_writes_propagate_as_in_redis() {
     assert!(l.contains(&"hset h f 1.5".to_string()), "{l:#?}");
     assert!(l.contains(&"del a".to_string()), "{l:#?}");
 }
+
+/// Scripts and functions writing several times (one MULTI/EXEC), EVAL
+/// inside MULTI, an EXEC with a failing command, a WATCH-aborted EXEC,
+/// SELECT inside a script, all with the lazyfree switches on (deletions
+/// as UNLINK).
+#[test]
+fn scripts_functions_and_transactions_with_lazyfree_on() {
+    let lazy = [
+        "--lazyfree-lazy-expire",
+        "yes",
+        "--lazyfree-lazy-user-del",
+        "yes",
+    ];
+    let Some(l) = same_stream_on_both(&lazy, |p| {
+        let mut c = p.connect();
+        let lib = "#!lua name=lib\nredis.register_function('two', function(keys, args) \
+                   redis.call('set', keys[1], args[1]); redis.call('incr', keys[2]) end)";
+        run(
+            &mut c,
+            &[
+                &["FUNCTION", "LOAD", lib],
+                &["FCALL", "two", "2", "fa", "fb", "v"],
+                &["EVAL", "redis.call('select', 3); redis.call('set', 'x', 1); redis.call('select', 0); redis.call('set', 'y', 2)", "0"],
+                &["MULTI"],
+                &["EVAL", "redis.call('set', 'm1', 1); redis.call('set', 'm2', 2)", "0"],
+                &["SET", "m3", "3"],
+                &["EXEC"],
+                &["SET", "str", "v"],
+                &["MULTI"],
+                &["INCR", "str"],
+                &["SET", "after-error", "1"],
+                &["EXEC"],
+                &["GETDEL", "after-error"],
+                &["DEBUG", "SET-ACTIVE-EXPIRE", "0"],
+                &["SET", "gone", "v", "PX", "1"],
+            ],
+        );
+        std::thread::sleep(Duration::from_millis(5));
+        run(
+            &mut c,
+            &[
+                &[
+                    "EVAL",
+                    "redis.call('get', 'gone'); redis.call('set', 'z', 1)",
+                    "0",
+                ],
+                &["WATCH", "w"],
+            ],
+        );
+        p.connect().must(&["SET", "w", "1"]);
+        run(&mut c, &[&["MULTI"], &["SET", "never", "1"], &["EXEC"]]);
+        c.must(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]);
+    }) else {
+        return;
+    };
+    let l = lines(&l);
+    assert!(l.contains(&"unlink after-error".to_string()), "{l:#?}");
+    assert!(!l.iter().any(|c| c.contains("never")), "{l:#?}");
+}
