@@ -17,6 +17,7 @@
 
 mod common;
 
+use common::replication::ReplStream;
 use common::{require_tool, skipped, Conn, Process, RealRedis, Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -194,54 +195,15 @@ fn follow_and_resume(extra: &[&str], target_line: &str) {
     assert!(ours.contains(target_line), "master log: {ours}");
 }
 
-/// attach_to_replication_stream: SYNC, skip the `$<len>` RDB, then read
-/// the stream until it ends with `until`.
+/// The stream a SYNC client reads for `cmds` (common::replication's
+/// ReplStream, Redis's attach_to_replication_stream), up to the marker.
 fn sync_stream(port: u16, cmds: &[Vec<&str>]) -> Vec<u8> {
-    let mut admin = Conn::connect(port).expect("connect");
-    admin.must(&["CONFIG", "SET", "repl-ping-replica-period", "3600"]);
-    let mut s = TcpStream::connect(("127.0.0.1", port)).expect("connect");
-    s.set_read_timeout(Some(POLL_BOUND)).unwrap();
-    s.write_all(b"SYNC\r\n").unwrap();
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 16 * 1024];
-    // Newlines before the count are keep-alives.
-    let (len, start) = loop {
-        let n = s.read(&mut tmp).expect("read the RDB");
-        assert!(n > 0, "closed before the RDB");
-        buf.extend_from_slice(&tmp[..n]);
-        while buf.first() == Some(&b'\n') {
-            buf.remove(0);
-        }
-        if let Some(nl) = buf.iter().position(|&b| b == b'\n') {
-            assert_eq!(buf[0], b'$', "not a bulk: {}", text(&buf));
-            let len: usize = text(&buf[1..nl - 1]).parse().unwrap();
-            break (len, nl + 1);
-        }
-    };
-    while buf.len() < start + len {
-        let n = s.read(&mut tmp).expect("read the RDB");
-        assert!(n > 0, "closed inside the RDB");
-        buf.extend_from_slice(&tmp[..n]);
-    }
-    let mut stream = buf.split_off(start + len);
-    // The cron's PING (repl-ping-replica-period) may come first on either
-    // server, depending on where its once-a-second clock stands.
-    let ping = b"*1\r\n$4\r\nPING\r\n";
+    let mut s = ReplStream::attach(port);
     let mut c = Conn::connect(port).expect("connect");
     for cmd in cmds {
         c.must(cmd);
     }
-    c.must(&["SET", "the-end", "1"]);
-    let end = b"*3\r\n$3\r\nSET\r\n$7\r\nthe-end\r\n$1\r\n1\r\n";
-    while !stream.ends_with(end) {
-        let n = s.read(&mut tmp).expect("read the stream");
-        assert!(n > 0, "closed inside the stream: {}", text(&stream));
-        stream.extend_from_slice(&tmp[..n]);
-    }
-    while stream.starts_with(ping) {
-        stream.drain(..ping.len());
-    }
-    stream
+    s.raw_until_marker()
 }
 
 #[test]

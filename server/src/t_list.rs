@@ -782,6 +782,15 @@ fn pop_command_name(wh: ListWhere) -> bytes::Bytes {
     })
 }
 
+/// getStringObjectFromListPosition: a direction as a served BLMOVE
+/// propagates it (lowercase, Redis's shared.left / shared.right).
+fn list_position_name(wh: ListWhere) -> bytes::Bytes {
+    bytes::Bytes::from_static(match wh {
+        ListWhere::Head => b"left",
+        ListWhere::Tail => b"right",
+    })
+}
+
 /// BLPOP key [key ...] timeout
 // redis: t_list.c blpopCommand
 pub fn blpop_command(srv: &mut Server, c: &mut Client) {
@@ -817,7 +826,19 @@ fn blmove_generic_command(
                 b"RPOPLPUSH"
             };
             let mut argv = vec![bytes::Bytes::from_static(name)];
-            argv.extend_from_slice(&c.argv[1..timeout_idx]);
+            argv.extend_from_slice(&c.argv[1..3]);
+            if timeout_idx == 5 {
+                if srv.reprocessing_command {
+                    // Served after blocking: Redis's serveClientBlockedOnList
+                    // writes the directions as its shared "left"/"right"
+                    // (getStringObjectFromListPosition), not as the client
+                    // spelled them.
+                    argv.push(list_position_name(wherefrom));
+                    argv.push(list_position_name(whereto));
+                } else {
+                    argv.extend_from_slice(&c.argv[3..5]);
+                }
+            }
             crate::propagate::rewrite_client_command_vector(c, argv);
         }
         // Inside MULTI or a script the client may not block: an empty

@@ -2,7 +2,8 @@
 //! replication_pair.rs, replication_diskless_load.rs ...): INFO fields,
 //! DEBUG DIGEST, waiting for a link and for equal digests, the write
 //! workload of every type both replay, and a fake master that reads the
-//! replica's handshake and sends a scripted payload.
+//! replica's handshake and sends a scripted payload, and a SYNC client that
+//! reads the replication stream (ReplStream) to compare it with Redis's.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
@@ -228,4 +229,255 @@ pub fn silent_master(listener: TcpListener, payload: Vec<u8>) -> std::thread::Jo
         };
         serve_replica_link(stream, 'e', &payload, true);
     })
+}
+
+// ---------------------------------------------------------------------------
+// The replication stream as a replica reads it
+// ---------------------------------------------------------------------------
+
+/// The key of the write that ends every stream read (`until_marker`): once
+/// it arrives, everything the commands before it propagated has arrived.
+pub const STREAM_MARKER: &str = "repl-stream-marker";
+
+/// attach_to_replication_stream (Redis's tests/test_helper.tcl): a raw
+/// client that sends SYNC, skips the RDB payload, and then reads the
+/// commands the master propagates, exactly as a replica receives them.
+pub struct ReplStream {
+    sock: std::net::TcpStream,
+    buf: Vec<u8>,
+    port: u16,
+}
+
+impl ReplStream {
+    /// SYNC to the server on `port` and skip its `$<len>` RDB. The cron's
+    /// keep-alive PINGs are pushed an hour away first, as the Tcl helper
+    /// does (repl-ping-replica-period 3600).
+    pub fn attach(port: u16) -> ReplStream {
+        use std::io::Write;
+        let mut admin = Conn::connect(port).expect("connect");
+        admin.must(&["CONFIG", "SET", "repl-ping-replica-period", "3600"]);
+        let mut sock = std::net::TcpStream::connect(("127.0.0.1", port)).expect("connect");
+        sock.set_read_timeout(Some(WAIT)).unwrap();
+        sock.write_all(b"SYNC\r\n").unwrap();
+        let mut s = ReplStream {
+            sock,
+            buf: Vec::new(),
+            port,
+        };
+        // Newlines before the count are the master's keep-alives while it
+        // prepares the RDB.
+        let (len, start) = loop {
+            while s.buf.first() == Some(&b'\n') {
+                s.buf.remove(0);
+            }
+            if let Some(nl) = s.buf.iter().position(|&b| b == b'\n') {
+                assert_eq!(s.buf[0], b'$', "not a bulk: {}", text(&s.buf));
+                let len: usize = text(&s.buf[1..nl - 1]).parse().expect("RDB length");
+                break (len, nl + 1);
+            }
+            s.fill("the RDB length");
+        };
+        while s.buf.len() < start + len {
+            s.fill("the RDB");
+        }
+        s.buf.drain(..start + len);
+        s
+    }
+
+    fn fill(&mut self, what: &str) {
+        use std::io::Read;
+        let mut tmp = [0u8; 16 * 1024];
+        let n = self
+            .sock
+            .read(&mut tmp)
+            .unwrap_or_else(|e| panic!("reading {what}: {e}; so far: {}", text(&self.buf)));
+        assert!(n > 0, "closed while reading {what}: {}", text(&self.buf));
+        self.buf.extend_from_slice(&tmp[..n]);
+    }
+
+    /// The next command of the stream as raw RESP (a PING included).
+    pub fn next_raw(&mut self) -> Vec<u8> {
+        loop {
+            match super::reply_len(&self.buf) {
+                Ok(Some(n)) => return self.buf.drain(..n).collect(),
+                Ok(None) => self.fill("the stream"),
+                Err(why) => panic!("bad stream ({why}): {}", text(&self.buf)),
+            }
+        }
+    }
+
+    /// Write `SET repl-stream-marker 1` on the server and return the raw
+    /// stream up to and including it, without the cron's PINGs.
+    pub fn raw_until_marker(&mut self) -> Vec<u8> {
+        let mut c = Conn::connect(self.port).expect("connect");
+        c.must(&["SET", STREAM_MARKER, "1"]);
+        let end = super::encode_command(&["SET", STREAM_MARKER, "1"]);
+        let ping = super::encode_command(&["PING"]);
+        let mut out = Vec::new();
+        loop {
+            let cmd = self.next_raw();
+            if cmd == ping {
+                continue;
+            }
+            out.extend_from_slice(&cmd);
+            if cmd == end {
+                return out;
+            }
+        }
+    }
+
+    /// Everything the stream holds until the server closes it (REPLICAOF
+    /// NO ONE disconnects the replicas), without the cron's PINGs.
+    pub fn raw_until_close(&mut self) -> Vec<u8> {
+        use std::io::Read;
+        let mut tmp = [0u8; 16 * 1024];
+        loop {
+            match self.sock.read(&mut tmp) {
+                Ok(0) => break,
+                Ok(n) => self.buf.extend_from_slice(&tmp[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+                Err(e) => panic!("reading the stream: {e}; so far: {}", text(&self.buf)),
+            }
+        }
+        let ping = super::encode_command(&["PING"]);
+        let mut out = Vec::new();
+        while !self.buf.is_empty() {
+            let cmd = self.next_raw();
+            if cmd != ping {
+                out.extend_from_slice(&cmd);
+            }
+        }
+        out
+    }
+
+    /// The commands propagated before the marker (`raw_until_marker`), each
+    /// as its arguments (`parse_stream`, names as sent). A SELECT right before the marker
+    /// (the marker is written in db 0) is left out with it.
+    pub fn until_marker(&mut self) -> Vec<Vec<String>> {
+        let mut cmds = parse_stream(&self.raw_until_marker());
+        cmds.pop(); // the marker
+        if cmds
+            .last()
+            .is_some_and(|c| c[0].eq_ignore_ascii_case("select") && c[1] == "0")
+        {
+            cmds.pop();
+        }
+        cmds
+    }
+
+    /// The commands propagated until the server closes the stream.
+    pub fn until_close(&mut self) -> Vec<Vec<String>> {
+        parse_stream(&self.raw_until_close())
+    }
+}
+
+/// Split raw stream bytes into commands, each as its arguments, as sent
+/// (RESP bulks are canonical: equal arguments are equal bytes).
+pub fn parse_stream(raw: &[u8]) -> Vec<Vec<String>> {
+    let mut cmds = Vec::new();
+    let mut p = 0;
+    while p < raw.len() {
+        let n = super::reply_len(&raw[p..]).unwrap().unwrap();
+        let (_, elems) = super::split_aggregate(&raw[p..p + n]).expect("a command");
+        cmds.push(elems.iter().map(|e| text(&bulk(e))).collect());
+        p += n;
+    }
+    cmds
+}
+
+/// Arguments that differ between two runs only because the clock moved:
+/// absolute unix times in milliseconds (PXAT, PEXPIREAT, RESTORE ABSTTL)
+/// and the time part of stream IDs become `<ms>`.
+pub fn mask_times(cmds: &[Vec<String>]) -> Vec<Vec<String>> {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    // Within a day before and a year after now: a time, not a count.
+    let is_time = |s: &str| {
+        s.len() >= 12
+            && s.bytes().all(|b| b.is_ascii_digit())
+            && s.parse::<u64>()
+                .is_ok_and(|v| v + 86_400_000 > now && v < now + 365 * 86_400_000)
+    };
+    cmds.iter()
+        .map(|c| {
+            c.iter()
+                .map(|a| match a.split_once('-') {
+                    Some((ms, seq)) if is_time(ms) && seq.bytes().all(|b| b.is_ascii_digit()) => {
+                        format!("<ms>-{seq}")
+                    }
+                    _ if is_time(a) => "<ms>".to_string(),
+                    _ => a.clone(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// One command per line, for assertion messages.
+pub fn show_stream(cmds: &[Vec<String>]) -> String {
+    cmds.iter()
+        .map(|c| c.join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Run `scenario` on a fresh redis-lite and on a fresh redis-server (both
+/// started with `extra`), each with a replication stream attached first,
+/// and assert both propagate the same commands (times masked) up to the
+/// marker. Returns redis-lite's stream for further checks, or None
+/// (SKIPPED; a failure under CI=true) without redis-server.
+pub fn same_stream_on_both(
+    extra: &[&str],
+    scenario: impl Fn(&Process),
+) -> Option<Vec<Vec<String>>> {
+    compare_streams(extra, scenario, ReplStream::until_marker, |s| s)
+}
+
+/// Like `same_stream_on_both`, for a scenario after which the server
+/// closes its replicas' links: the stream is read until it closes.
+pub fn same_stream_on_both_until_close(
+    extra: &[&str],
+    scenario: impl Fn(&Process),
+) -> Option<Vec<Vec<String>>> {
+    compare_streams(extra, scenario, ReplStream::until_close, |s| s)
+}
+
+/// The general form: `read` takes the stream after the scenario, and
+/// `normalize` blanks what is random on both servers (which member SPOP
+/// picks) before the comparison.
+pub fn compare_streams(
+    extra: &[&str],
+    scenario: impl Fn(&Process),
+    read: fn(&mut ReplStream) -> Vec<Vec<String>>,
+    normalize: fn(Vec<Vec<String>>) -> Vec<Vec<String>>,
+) -> Option<Vec<Vec<String>>> {
+    let real = super::RealRedis::start_with(extra)?;
+    let lite = super::Server::start_with(extra);
+    let run = |p: &Process| {
+        let mut s = ReplStream::attach(p.port);
+        scenario(p);
+        normalize(mask_times(&read(&mut s)))
+    };
+    let ours = run(&lite);
+    let theirs = run(&real);
+    // Compared as sent (the command names' case included) ...
+    assert_eq!(
+        show_stream(&ours),
+        show_stream(&theirs),
+        "replication stream: redis-lite (left) vs redis-server (right)"
+    );
+    // ... and returned as the Tcl helper reads them, names lowercased.
+    Some(lowercase_names(ours))
+}
+
+/// The command names lowercased, as read_from_replication_stream reads
+/// them (the patterns of Redis's tests are written that way).
+pub fn lowercase_names(mut cmds: Vec<Vec<String>>) -> Vec<Vec<String>> {
+    for c in &mut cmds {
+        c[0] = c[0].to_lowercase();
+    }
+    cmds
 }
