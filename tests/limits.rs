@@ -459,3 +459,54 @@ fn empty_bind_listens_on_no_tcp_socket() {
         assert_eq!(ours, unbound_behaviour(&bin), "redis-lite vs redis-server");
     }
 }
+
+/// 1000 keys of ~100 bytes: KEYS * replies with ~107 KB.
+fn populate_long_keys(c: &mut Conn, n: usize) {
+    let prefix = format!("long-key-name-prefix-of-100-chars{}", "-".repeat(67));
+    for chunk in (0..n).collect::<Vec<_>>().chunks(100) {
+        let mut args = vec!["MSET".to_string()];
+        for i in chunk {
+            args.push(format!("{prefix}{i}"));
+            args.push(i.to_string());
+        }
+        assert_eq!(c.must(&args), b"+OK\r\n");
+    }
+}
+
+/// What a client running KEYS * sees under `normal 100000 0 0`: whether the
+/// server closed it, and how many keys a complete reply listed (0 if cut).
+fn keys_under_a_100kb_limit(p: &common::Process, n: usize) -> (bool, usize) {
+    let mut c = p.connect();
+    c.must(&["FLUSHALL"]);
+    c.must(&[
+        "CONFIG",
+        "SET",
+        "client-output-buffer-limit",
+        "normal 100000 0 0",
+    ]);
+    populate_long_keys(&mut c, n);
+    c.send_cmd(&["KEYS", "*"]).unwrap();
+    let (bytes, closed) =
+        c.read_until_close_or_idle(Duration::from_secs(10), Duration::from_secs(2));
+    let listed = if closed {
+        0
+    } else {
+        let (_, items) = common::split_aggregate(&bytes).expect("a complete array");
+        items.len()
+    };
+    (closed, listed)
+}
+
+/// Redis's unit/obuf-limits "KEYS stopped mid-run": KEYS adds each key to the
+/// reply list as it goes (a deferred length, 16 KB blocks), so a reply that
+/// grows past the hard limit closes the client during the walk. Built aside
+/// and appended as one block, the same ~107 KB sat in a 96 KB allocation,
+/// under the limit, and was sent whole.
+#[test]
+fn keys_reply_past_the_hard_limit_closes_the_client_mid_run() {
+    let cut = common::run_on_both(|p| keys_under_a_100kb_limit(p, 1000));
+    assert_eq!(cut, (true, 0));
+    // Half as many keys stay under the limit: the whole reply, every key.
+    let whole = common::run_on_both(|p| keys_under_a_100kb_limit(p, 500));
+    assert_eq!(whole, (false, 500));
+}

@@ -20,7 +20,7 @@
 
 use storage::object::{RObj, ScanStep};
 
-use crate::networking::Client;
+use crate::networking::{Client, CLIENT_CLOSE_ASAP};
 use crate::notify::{
     notify_keyspace_event, NOTIFY_EXPIRED, NOTIFY_GENERIC, NOTIFY_KEY_MISS, NOTIFY_NEW,
 };
@@ -541,25 +541,29 @@ pub fn keys_command(srv: &mut Server, c: &mut Client) {
     // the same walk into slices).
     let db = &srv.dbs[c.db];
 
-    // The reply length is only known at the end (Redis: a deferred length),
-    // so the bulk strings are built aside and the header written last.
-    let mut body = bytes::BytesMut::new();
+    // The reply length is only known at the end: a deferred length, a
+    // placeholder the header replaces once the walk is over. Each key goes
+    // straight into the reply list, so the output buffer limits are checked
+    // as the reply grows, key by key, as in Redis.
+    let replylen = c.add_reply_deferred_len();
     let mut numkeys = 0;
     // Walk the whole dict: one key per iteration, whatever the pattern.
     for (key, _val) in db.dict.iter() {
-        if !allkeys && !storage::util::string_match(&pattern, key, false) {
-            continue;
+        if allkeys || storage::util::string_match(&pattern, key, false) {
+            // A logically expired key is hidden, but NOT deleted: KEYS
+            // never writes (keyIsExpired, not expireIfNeeded).
+            if !db.key_is_expired(key, now) {
+                c.add_reply_bulk(key);
+                numkeys += 1;
+            }
         }
-        // A logically expired key is hidden, but NOT deleted: KEYS never
-        // writes (keyIsExpired, not expireIfNeeded).
-        if db.key_is_expired(key, now) {
-            continue;
+        // Over its output buffer limit the client is closed: stop the walk
+        // mid-run, nobody will read the rest.
+        if c.has_flag(CLIENT_CLOSE_ASAP) {
+            break;
         }
-        protocol::reply::bulk(&mut body, key);
-        numkeys += 1;
     }
-    c.add_reply_array_len(numkeys);
-    c.reply.extend_from_slice(&body);
+    c.set_deferred_array_len(replylen, numkeys);
 }
 
 /// parseScanCursorOrReply: the cursor is read with C's strtoul, so "-1"
