@@ -134,20 +134,29 @@ pub struct QuicklistNode {
     /// QUICKLIST_NODE_ENCODING_LZF: the compressed content.
     lzf: Option<Box<[u8]>>,
     /// node->sz, node->count and the container, kept for a compressed node
-    /// (a raw node answers from `raw`).
+    /// (a raw node answers from `raw`). `count` is a u32 (Redis: a 16-bit
+    /// bit field): a listpack's total size is a u32, so its element count
+    /// always fits, and the narrower field keeps the node at 64 bytes (one
+    /// jemalloc class smaller than with a usize).
     sz: usize,
-    count: usize,
+    count: u32,
     plain: bool,
     /// node->recompress: decompressed for a change, to be compressed again
     /// once the operation ends.
     recompress: bool,
 }
 
+/// The element count as the node stores it. A listpack's header counts
+/// its bytes in a u32, so no node's count exceeds u32::MAX.
+fn node_count_field(count: usize) -> u32 {
+    u32::try_from(count).expect("a listpack holds fewer than 2^32 elements")
+}
+
 impl QuicklistNode {
     fn new(entry: NodeEntry) -> Box<QuicklistNode> {
         Box::new(QuicklistNode {
             sz: entry.bytes().len(),
-            count: entry.count(),
+            count: node_count_field(entry.count()),
             plain: matches!(entry, NodeEntry::Plain(_)),
             raw: OnceCell::from(entry),
             lzf: None,
@@ -221,7 +230,7 @@ impl QuicklistNode {
     pub fn count(&self) -> usize {
         match self.raw.get() {
             Some(e) => e.count(),
-            None => self.count,
+            None => self.count as usize,
         }
     }
 
@@ -268,7 +277,7 @@ impl QuicklistNode {
             return;
         }
         self.sz = sz;
-        self.count = e.count();
+        self.count = node_count_field(e.count());
         self.lzf = Some(c.into_boxed_slice());
         self.raw.take();
     }
@@ -1419,5 +1428,12 @@ mod tests {
             ql.push_tail(&v);
         }
         assert!(ql.nodes().all(|n| !n.is_compressed()));
+    }
+
+    /// A quicklist node is one allocation per node: 64 bytes is a jemalloc
+    /// class (a usize `count` made it 72 -> 80).
+    #[test]
+    fn node_is_one_64_byte_class() {
+        assert_eq!(std::mem::size_of::<QuicklistNode>(), 64);
     }
 }
