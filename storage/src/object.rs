@@ -37,6 +37,13 @@ pub enum StrValue {
 }
 
 /// The value part of an object. More types join as their issues land.
+///
+/// Its size is paid by every key: an `RObj` sits inside the keyspace's
+/// `DictEntry`, and an enum is as big as its biggest variant. So no variant
+/// is wider than a `Vec` (24 bytes, 32 with the tag): the big encodings
+/// (hashtable sets and hashes, skiplist zsets, quicklists, streams) live
+/// behind a `Box`, as they live behind `robj->ptr` in Redis, and the entry
+/// stays in jemalloc's 64-byte class (the tests below pin it).
 #[derive(Debug)]
 pub enum Value {
     Str(StrValue),
