@@ -430,6 +430,12 @@ impl Quicklist {
     /// around its neighbours and itself.
     fn insert_node(&mut self, at: usize, node: Box<QuicklistNode>) {
         self.count += node.count();
+        // Most lists are small. The first node gets a one-slot array (an
+        // 8-byte allocation) instead of the 4 slots (32 bytes) a VecDeque's
+        // amortized growth starts with; a second node grows it as usual.
+        if self.nodes.capacity() == 0 {
+            self.nodes.reserve_exact(1);
+        }
         self.nodes.insert(at, node);
         if self.compress != 0 {
             if at > 0 {
@@ -1435,5 +1441,21 @@ mod tests {
     #[test]
     fn node_is_one_64_byte_class() {
         assert_eq!(std::mem::size_of::<QuicklistNode>(), 64);
+    }
+
+    /// A one-node list keeps a one-slot node array; a second node grows it.
+    #[test]
+    fn first_node_gets_a_one_slot_array() {
+        let mut ql = Quicklist::new(-2, 0);
+        ql.push_tail(b"a");
+        ql.push_tail(b"b");
+        assert_eq!((ql.node_count(), ql.nodes.capacity()), (1, 1));
+        let mut big = Quicklist::new(1, 0);
+        for i in 0..3u8 {
+            big.push_tail(&[i]);
+        }
+        assert_eq!(big.node_count(), 3);
+        assert!(big.nodes.capacity() >= 3);
+        assert_eq!(big.iter().count(), 3);
     }
 }
