@@ -538,7 +538,7 @@ impl<R: Read> RdbReader<R> {
         let mut set = if len > max as u64 {
             let mut d = Dict::new();
             d.expand(self.cap(len));
-            SetValue::Hashtable(d)
+            SetValue::Hashtable(Box::new(d))
         } else {
             SetValue::Intset(Intset::new())
         };

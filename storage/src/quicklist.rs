@@ -134,20 +134,29 @@ pub struct QuicklistNode {
     /// QUICKLIST_NODE_ENCODING_LZF: the compressed content.
     lzf: Option<Box<[u8]>>,
     /// node->sz, node->count and the container, kept for a compressed node
-    /// (a raw node answers from `raw`).
+    /// (a raw node answers from `raw`). `count` is a u32 (Redis: a 16-bit
+    /// bit field): a listpack's total size is a u32, so its element count
+    /// always fits, and the narrower field keeps the node at 64 bytes (one
+    /// jemalloc class smaller than with a usize).
     sz: usize,
-    count: usize,
+    count: u32,
     plain: bool,
     /// node->recompress: decompressed for a change, to be compressed again
     /// once the operation ends.
     recompress: bool,
 }
 
+/// The element count as the node stores it. A listpack's header counts
+/// its bytes in a u32, so no node's count exceeds u32::MAX.
+fn node_count_field(count: usize) -> u32 {
+    u32::try_from(count).expect("a listpack holds fewer than 2^32 elements")
+}
+
 impl QuicklistNode {
     fn new(entry: NodeEntry) -> Box<QuicklistNode> {
         Box::new(QuicklistNode {
             sz: entry.bytes().len(),
-            count: entry.count(),
+            count: node_count_field(entry.count()),
             plain: matches!(entry, NodeEntry::Plain(_)),
             raw: OnceCell::from(entry),
             lzf: None,
@@ -221,7 +230,7 @@ impl QuicklistNode {
     pub fn count(&self) -> usize {
         match self.raw.get() {
             Some(e) => e.count(),
-            None => self.count,
+            None => self.count as usize,
         }
     }
 
@@ -268,7 +277,7 @@ impl QuicklistNode {
             return;
         }
         self.sz = sz;
-        self.count = e.count();
+        self.count = node_count_field(e.count());
         self.lzf = Some(c.into_boxed_slice());
         self.raw.take();
     }
@@ -421,6 +430,12 @@ impl Quicklist {
     /// around its neighbours and itself.
     fn insert_node(&mut self, at: usize, node: Box<QuicklistNode>) {
         self.count += node.count();
+        // Most lists are small. The first node gets a one-slot array (an
+        // 8-byte allocation) instead of the 4 slots (32 bytes) a VecDeque's
+        // amortized growth starts with; a second node grows it as usual.
+        if self.nodes.capacity() == 0 {
+            self.nodes.reserve_exact(1);
+        }
         self.nodes.insert(at, node);
         if self.compress != 0 {
             if at > 0 {
@@ -1419,5 +1434,28 @@ mod tests {
             ql.push_tail(&v);
         }
         assert!(ql.nodes().all(|n| !n.is_compressed()));
+    }
+
+    /// A quicklist node is one allocation per node: 64 bytes is a jemalloc
+    /// class (a usize `count` made it 72 -> 80).
+    #[test]
+    fn node_is_one_64_byte_class() {
+        assert_eq!(std::mem::size_of::<QuicklistNode>(), 64);
+    }
+
+    /// A one-node list keeps a one-slot node array; a second node grows it.
+    #[test]
+    fn first_node_gets_a_one_slot_array() {
+        let mut ql = Quicklist::new(-2, 0);
+        ql.push_tail(b"a");
+        ql.push_tail(b"b");
+        assert_eq!((ql.node_count(), ql.nodes.capacity()), (1, 1));
+        let mut big = Quicklist::new(1, 0);
+        for i in 0..3u8 {
+            big.push_tail(&[i]);
+        }
+        assert_eq!(big.node_count(), 3);
+        assert!(big.nodes.capacity() >= 3);
+        assert_eq!(big.iter().count(), 3);
     }
 }

@@ -17,6 +17,8 @@
 //! node, freed slots are reused. Each member is still its own allocation
 //! (`Box<[u8]>`), as each `sds` is in Redis.
 
+use std::num::NonZeroUsize;
+
 use crate::dict::Dict;
 
 /// ZSKIPLIST_MAXLEVEL: 32 levels are enough for 2^64 elements at p = 1/4.
@@ -114,20 +116,56 @@ impl ZLexRangeSpec {
     }
 }
 
-/// zskiplistLevel: a forward link and how many level-0 steps it covers.
+/// A link to another node: its arena index. No link ever points at the
+/// header (index 0): forward links go to real nodes, and a node right after
+/// the header has no backward link. So a link is a `NonZeroUsize`, and
+/// `Option<Link>` is one word, like Redis's pointer (it would be two words
+/// as an `Option<usize>`).
+type Link = NonZeroUsize;
+
+/// The link to node `n` (never the header).
+fn link(n: usize) -> Option<Link> {
+    debug_assert!(n != HEADER, "no link points at the header");
+    NonZeroUsize::new(n)
+}
+
+/// zskiplistLevel: a forward link and how many level-0 steps it covers
+/// (16 bytes, as in Redis).
 #[derive(Debug, Clone, Copy, Default)]
 struct Level {
-    forward: Option<usize>,
+    forward: Option<Link>,
     span: usize,
 }
 
-/// zskiplistNode
+impl Level {
+    fn forward(&self) -> Option<usize> {
+        self.forward.map(Link::get)
+    }
+
+    fn set_forward(&mut self, f: Option<usize>) {
+        self.forward = f.and_then(link);
+    }
+}
+
+/// zskiplistNode. The levels are a boxed slice, not a `Vec`: a node's
+/// height is fixed when it is created, so no capacity word is needed, and
+/// the node is 48 bytes in the arena.
 #[derive(Debug)]
 struct Node {
     ele: Box<[u8]>,
     score: f64,
-    backward: Option<usize>,
-    level: Vec<Level>,
+    backward: Option<Link>,
+    level: Box<[Level]>,
+}
+
+impl Node {
+    fn backward(&self) -> Option<usize> {
+        self.backward.map(Link::get)
+    }
+
+    fn set_backward(&mut self, b: Option<usize>) {
+        self.backward = b.and_then(link);
+    }
 }
 
 /// zskiplist
@@ -168,7 +206,7 @@ impl ZSkipList {
             ele: Box::default(),
             score: 0.0,
             backward: None,
-            level: vec![Level::default(); ZSKIPLIST_MAXLEVEL],
+            level: vec![Level::default(); ZSKIPLIST_MAXLEVEL].into_boxed_slice(),
         };
         ZSkipList {
             nodes: vec![header],
@@ -189,7 +227,7 @@ impl ZSkipList {
 
     /// The node with the lowest (score, member), or None.
     pub fn first(&self) -> Option<usize> {
-        self.nodes[HEADER].level[0].forward
+        self.nodes[HEADER].level[0].forward()
     }
 
     pub fn last(&self) -> Option<usize> {
@@ -198,12 +236,12 @@ impl ZSkipList {
 
     /// The following node at level 0.
     pub fn next(&self, n: usize) -> Option<usize> {
-        self.nodes[n].level[0].forward
+        self.nodes[n].level[0].forward()
     }
 
     /// The backward pointer.
     pub fn prev(&self, n: usize) -> Option<usize> {
-        self.nodes[n].backward
+        self.nodes[n].backward()
     }
 
     pub fn ele(&self, n: usize) -> &[u8] {
@@ -231,7 +269,7 @@ impl ZSkipList {
         let mut x = HEADER;
         for i in (0..self.level).rev() {
             rank[i] = if i == self.level - 1 { 0 } else { rank[i + 1] };
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 let fnode = &self.nodes[f];
                 if !less(fnode.score, &fnode.ele, score, ele) {
                     break;
@@ -275,12 +313,13 @@ impl ZSkipList {
             ele,
             score,
             backward: None,
-            level: vec![Level::default(); level],
+            level: vec![Level::default(); level].into_boxed_slice(),
         });
         for i in 0..level {
             let u = update[i];
-            self.nodes[x].level[i].forward = self.nodes[u].level[i].forward;
-            self.nodes[u].level[i].forward = Some(x);
+            let f = self.nodes[u].level[i].forward();
+            self.nodes[x].level[i].set_forward(f);
+            self.nodes[u].level[i].set_forward(Some(x));
             // The old span of update[i] is split in two around x.
             self.nodes[x].level[i].span = self.nodes[u].level[i].span - (rank[0] - rank[i]);
             self.nodes[u].level[i].span = (rank[0] - rank[i]) + 1;
@@ -289,13 +328,14 @@ impl ZSkipList {
         for (i, &u) in update.iter().enumerate().take(self.level).skip(level) {
             self.nodes[u].level[i].span += 1;
         }
-        self.nodes[x].backward = if update[0] == HEADER {
+        let b = if update[0] == HEADER {
             None
         } else {
             Some(update[0])
         };
-        match self.nodes[x].level[0].forward {
-            Some(f) => self.nodes[f].backward = Some(x),
+        self.nodes[x].set_backward(b);
+        match self.nodes[x].level[0].forward() {
+            Some(f) => self.nodes[f].set_backward(Some(x)),
             None => self.tail = Some(x),
         }
         self.length += 1;
@@ -305,24 +345,28 @@ impl ZSkipList {
     /// zslDeleteNode: unlink `x`, given its predecessors on every level.
     fn delete_node(&mut self, x: usize, update: &[usize; ZSKIPLIST_MAXLEVEL]) -> Box<[u8]> {
         for (i, &u) in update.iter().enumerate().take(self.level) {
-            if self.nodes[u].level[i].forward == Some(x) {
+            if self.nodes[u].level[i].forward() == Some(x) {
                 self.nodes[u].level[i].span += self.nodes[x].level[i].span;
                 self.nodes[u].level[i].span -= 1;
-                self.nodes[u].level[i].forward = self.nodes[x].level[i].forward;
+                let f = self.nodes[x].level[i].forward();
+                self.nodes[u].level[i].set_forward(f);
             } else {
                 self.nodes[u].level[i].span -= 1;
             }
         }
-        match self.nodes[x].level[0].forward {
-            Some(f) => self.nodes[f].backward = self.nodes[x].backward,
-            None => self.tail = self.nodes[x].backward,
+        match self.nodes[x].level[0].forward() {
+            Some(f) => {
+                let b = self.nodes[x].backward();
+                self.nodes[f].set_backward(b);
+            }
+            None => self.tail = self.nodes[x].backward(),
         }
-        while self.level > 1 && self.nodes[HEADER].level[self.level - 1].forward.is_none() {
+        while self.level > 1 && self.nodes[HEADER].level[self.level - 1].forward().is_none() {
             self.level -= 1;
         }
         self.length -= 1;
         let ele = std::mem::take(&mut self.nodes[x].ele);
-        self.nodes[x].level = Vec::new();
+        self.nodes[x].level = Box::default();
         self.free.push(x);
         ele
     }
@@ -331,7 +375,7 @@ impl ZSkipList {
     /// member if it was found.
     pub fn delete(&mut self, score: f64, ele: &[u8]) -> Option<Box<[u8]>> {
         let (update, _) = self.find_update(score, ele);
-        let x = self.nodes[update[0]].level[0].forward?;
+        let x = self.nodes[update[0]].level[0].forward()?;
         if self.nodes[x].score == score && &self.nodes[x].ele[..] == ele {
             Some(self.delete_node(x, &update))
         } else {
@@ -345,14 +389,14 @@ impl ZSkipList {
     pub fn update_score(&mut self, curscore: f64, ele: &[u8], newscore: f64) -> usize {
         let (update, _) = self.find_update(curscore, ele);
         let x = self.nodes[update[0]].level[0]
-            .forward
+            .forward()
             .expect("zsl_update_score: member not found");
         debug_assert!(self.nodes[x].score == curscore && &self.nodes[x].ele[..] == ele);
-        let prev_ok = match self.nodes[x].backward {
+        let prev_ok = match self.nodes[x].backward() {
             None => true,
             Some(b) => self.nodes[b].score < newscore,
         };
-        let next_ok = match self.nodes[x].level[0].forward {
+        let next_ok = match self.nodes[x].level[0].forward() {
             None => true,
             Some(f) => self.nodes[f].score > newscore,
         };
@@ -369,7 +413,7 @@ impl ZSkipList {
         let mut rank = 0;
         let mut x = HEADER;
         for i in (0..self.level).rev() {
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 let fnode = &self.nodes[f];
                 if !(fnode.score < score || (fnode.score == score && &fnode.ele[..] <= ele)) {
                     break;
@@ -389,7 +433,7 @@ impl ZSkipList {
         let mut traversed = 0;
         let mut x = HEADER;
         for i in (0..self.level).rev() {
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 if traversed + self.nodes[x].level[i].span > rank {
                     break;
                 }
@@ -423,14 +467,14 @@ impl ZSkipList {
         }
         let mut x = HEADER;
         for i in (0..self.level).rev() {
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 if range.value_gte_min(self.nodes[f].score) {
                     break;
                 }
                 x = f;
             }
         }
-        let x = self.nodes[x].level[0].forward?;
+        let x = self.nodes[x].level[0].forward()?;
         range.value_lte_max(self.nodes[x].score).then_some(x)
     }
 
@@ -441,7 +485,7 @@ impl ZSkipList {
         }
         let mut x = HEADER;
         for i in (0..self.level).rev() {
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 if !range.value_lte_max(self.nodes[f].score) {
                     break;
                 }
@@ -471,14 +515,14 @@ impl ZSkipList {
         }
         let mut x = HEADER;
         for i in (0..self.level).rev() {
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 if range.value_gte_min(&self.nodes[f].ele) {
                     break;
                 }
                 x = f;
             }
         }
-        let x = self.nodes[x].level[0].forward?;
+        let x = self.nodes[x].level[0].forward()?;
         range.value_lte_max(&self.nodes[x].ele).then_some(x)
     }
 
@@ -489,7 +533,7 @@ impl ZSkipList {
         }
         let mut x = HEADER;
         for i in (0..self.level).rev() {
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 if !range.value_lte_max(&self.nodes[f].ele) {
                     break;
                 }
@@ -505,7 +549,7 @@ impl ZSkipList {
         let mut update = [HEADER; ZSKIPLIST_MAXLEVEL];
         let mut x = HEADER;
         for i in (0..self.level).rev() {
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 if range.value_gte_min(self.nodes[f].score) {
                     break;
                 }
@@ -514,12 +558,12 @@ impl ZSkipList {
             update[i] = x;
         }
         let mut removed = 0;
-        let mut cur = self.nodes[x].level[0].forward;
+        let mut cur = self.nodes[x].level[0].forward();
         while let Some(n) = cur {
             if !range.value_lte_max(self.nodes[n].score) {
                 break;
             }
-            cur = self.nodes[n].level[0].forward;
+            cur = self.nodes[n].level[0].forward();
             let ele = self.delete_node(n, &update);
             dict.remove(&ele);
             removed += 1;
@@ -532,7 +576,7 @@ impl ZSkipList {
         let mut update = [HEADER; ZSKIPLIST_MAXLEVEL];
         let mut x = HEADER;
         for i in (0..self.level).rev() {
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 if range.value_gte_min(&self.nodes[f].ele) {
                     break;
                 }
@@ -541,12 +585,12 @@ impl ZSkipList {
             update[i] = x;
         }
         let mut removed = 0;
-        let mut cur = self.nodes[x].level[0].forward;
+        let mut cur = self.nodes[x].level[0].forward();
         while let Some(n) = cur {
             if !range.value_lte_max(&self.nodes[n].ele) {
                 break;
             }
-            cur = self.nodes[n].level[0].forward;
+            cur = self.nodes[n].level[0].forward();
             let ele = self.delete_node(n, &update);
             dict.remove(&ele);
             removed += 1;
@@ -565,7 +609,7 @@ impl ZSkipList {
         let mut traversed = 0;
         let mut x = HEADER;
         for i in (0..self.level).rev() {
-            while let Some(f) = self.nodes[x].level[i].forward {
+            while let Some(f) = self.nodes[x].level[i].forward() {
                 if traversed + self.nodes[x].level[i].span >= start {
                     break;
                 }
@@ -576,12 +620,12 @@ impl ZSkipList {
         }
         traversed += 1;
         let mut removed = 0;
-        let mut cur = self.nodes[x].level[0].forward;
+        let mut cur = self.nodes[x].level[0].forward();
         while let Some(n) = cur {
             if traversed > end {
                 break;
             }
-            cur = self.nodes[n].level[0].forward;
+            cur = self.nodes[n].level[0].forward();
             let ele = self.delete_node(n, &update);
             dict.remove(&ele);
             removed += 1;
@@ -601,7 +645,7 @@ impl ZSkipList {
         while let Some(n) = x {
             r += 1;
             pos.insert(n, r);
-            assert_eq!(self.nodes[n].backward, prev, "backward link");
+            assert_eq!(self.nodes[n].backward(), prev, "backward link");
             if let Some(p) = prev {
                 assert!(less(
                     self.nodes[p].score,
@@ -620,7 +664,7 @@ impl ZSkipList {
             let mut xr = 0;
             loop {
                 let lv = self.nodes[x].level.get(i).copied().unwrap_or_default();
-                match lv.forward {
+                match lv.forward() {
                     Some(f) => {
                         assert!(i < self.level, "link above zsl->level");
                         assert_eq!(lv.span, pos[&f] - xr, "span at level {i}");
@@ -752,5 +796,15 @@ mod tests {
         assert!(zsl.is_empty());
         assert!(dict.is_empty());
         zsl.check_invariants();
+    }
+
+    /// A member's skiplist cost: its arena slot (48 bytes) and its levels
+    /// (16 bytes each, one allocation). An `Option<usize>` link or a `Vec`
+    /// of levels would make these 64 and 24.
+    #[test]
+    fn node_and_level_sizes() {
+        assert_eq!(std::mem::size_of::<Node>(), 48);
+        assert_eq!(std::mem::size_of::<Level>(), 16);
+        assert_eq!(std::mem::size_of::<Option<Link>>(), 8);
     }
 }

@@ -24,9 +24,14 @@ use crate::object::ScanStep;
 
 /// The two hash encodings (OBJ_ENCODING_LISTPACK / OBJ_ENCODING_HT).
 #[derive(Debug)]
+///
+/// The hashtable is boxed: a `Dict` struct is 64 bytes, and an enum is as
+/// big as its biggest variant, so an inline one would make every key of the
+/// keyspace (strings included) pay for it. A hashtable hash is big anyway;
+/// one more pointer is nothing (Redis's robj->ptr points at the dict too).
 pub enum HashValue {
     Listpack(Listpack),
-    Hashtable(Dict<Sds>),
+    Hashtable(Box<Dict<Sds>>),
 }
 
 /// The conversion thresholds, from the server config.
@@ -140,7 +145,7 @@ pub fn hash_type_convert(h: &mut HashValue, why: HashConvWhy) {
             value.to_vec().into_boxed_slice(),
         );
     }
-    *h = HashValue::Hashtable(d);
+    *h = HashValue::Hashtable(Box::new(d));
 }
 
 /// hashTypeLength: number of fields.
@@ -253,7 +258,7 @@ pub fn hash_type_dup(h: &HashValue) -> HashValue {
             for (k, v) in d.iter() {
                 nd.insert(k.clone(), v.clone());
             }
-            HashValue::Hashtable(nd)
+            HashValue::Hashtable(Box::new(nd))
         }
     }
 }

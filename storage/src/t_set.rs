@@ -25,9 +25,12 @@ use crate::util::string2ll;
 
 /// A set value: `Value::Set` in the keyspace.
 #[derive(Debug)]
+///
+/// The hashtable is boxed for the same reason as a hash's: an inline
+/// 64-byte `Dict` would size every `Value`, and so every key.
 pub enum SetValue {
     Intset(Intset),
-    Hashtable(Dict<()>),
+    Hashtable(Box<Dict<()>>),
 }
 
 /// One member as setTypeNext hands it out: an integer straight from an
@@ -58,7 +61,7 @@ pub fn set_type_create(first: &[u8]) -> SetValue {
     if string2ll(first).is_some() {
         SetValue::Intset(Intset::new())
     } else {
-        SetValue::Hashtable(Dict::new())
+        SetValue::Hashtable(Box::default())
     }
 }
 
@@ -102,7 +105,7 @@ pub fn set_type_convert(
         // Each integer becomes its own decimal string allocation.
         let _ = d.add(v.to_string().into_bytes().into_boxed_slice(), ());
     }
-    *set = SetValue::Hashtable(d);
+    *set = SetValue::Hashtable(Box::new(d));
     true
 }
 
@@ -246,7 +249,7 @@ pub fn set_type_dup(set: &SetValue) -> SetValue {
             for (k, _) in d.iter() {
                 let _ = nd.add(k.clone(), ());
             }
-            SetValue::Hashtable(nd)
+            SetValue::Hashtable(Box::new(nd))
         }
     }
 }
