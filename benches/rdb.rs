@@ -74,7 +74,7 @@ fn bench_rdb(c: &mut Criterion) {
     }
     let set = vec![(
         b"set".to_vec(),
-        RObj::new(Value::Set(SetValue::Hashtable(d)), 0),
+        RObj::new(Value::Set(SetValue::Hashtable(Box::new(d))), 0),
     )];
     let set_file = save(&set);
     g.throughput(Throughput::Elements(100_000));
